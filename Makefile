@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: GPL-2.0
+# sharness: BPF-LSM process-tree enforcer.
+#
+#   make            build build/sharnessd and build/sharnessctl
+#   make test       unit tests natively, enforcement tests in a VM on 6.1 and 6.12
+#   make demo       boot the VM, start the daemon, show a denied exec in the audit log
+#   make install    DESTDIR= PREFIX=/usr/local
+#   make V=1        show full commands
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PKG_CONFIG ?= pkg-config
+KERNELS  ?= 6.1 6.12
+ARCH     := x86
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-9s %s\n' "$(1)" "$(2)";
+endif
+
+# Evaluated lazily: pkg-config runs only once `make` needs it (after setup).
+PKGS       = libbpf inih libsystemd
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS))
+PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS)) -lelf -lz
+
+WARN      := -Wall -Wextra -Werror
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude -Iuser -I$(BUILD) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+# BPF_PROG() expands to a ctx argument most programs do not use.
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter -Iinclude -Ivmlinux
+
+BPF_OBJ   := $(BUILD)/sharness.bpf.o
+SKEL      := $(BUILD)/sharness.skel.h
+
+COMMON_SRCS := user/policy.c user/json.c user/util.c user/enforcer.c user/audit.c user/control.c
+COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
+D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
+CTL_OBJS := $(BUILD)/sharnessctl.o $(COMMON_OBJS)
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+VMT_SRCS   := $(wildcard tests/vm/*.c)
+VMT_BINS   := $(VMT_SRCS:tests/vm/%.c=$(BUILD)/tests/vm/%)
+
+.PHONY: all setup test unit vmtest demo install clean vmlinux
+all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
+
+$(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
+	$(Q)mkdir -p $@
+
+$(BPF_OBJ): bpf/sharness.bpf.c include/sharness.h vmlinux/vmlinux.h | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $@.d -c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sharness_bpf > $@
+
+# User objects that include the skeleton depend on it; everything else
+# gets its header dependencies from -MMD.
+$(BUILD)/enforcer.o: $(SKEL)
+
+$(BUILD)/%.o: user/%.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/sharnessd: $(D_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(BUILD)/sharnessctl: $(CTL_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(COMMON_OBJS) | $(BUILD)/tests/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(COMMON_OBJS) $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka) -o $@
+
+$(BUILD)/tests/vm/%: tests/vm/%.c | $(BUILD)/tests/vm
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
+
+# Installs every package the build, tests and VM need when one is missing.
+setup:
+	$(Q)tools/setup --check >/dev/null 2>&1 || tools/setup --kernels
+
+unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "  UNIT      $$t"; SH_TEST_DATA=tests/unit/data $$t; done
+
+# Enforcement tests: each kernel boots its own guest; the suite inside fails
+# (never skips) when the programs did not attach.
+vmtest: all $(VMT_BINS)
+	$(Q)for k in $(KERNELS); do \
+		echo "  VMTEST    linux $$k"; \
+		tools/vm --kernel $$k -- tests/vm/run $(BUILD) $(TESTS); rc=$$?; \
+		if [ $$rc -eq 77 ]; then \
+			echo "vmtest: the enforcement suite SKIPPED on linux $$k: that is a failure" >&2; exit 1; \
+		elif [ $$rc -ne 0 ]; then \
+			echo "vmtest: linux $$k failed (exit $$rc)" >&2; exit 1; \
+		fi; \
+	done
+
+test: setup
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory vmtest
+
+demo: setup
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/vm --kernel 6.1 -- tools/demo $(BUILD)
+
+vmlinux:
+	$(Q)tools/gen-vmlinux $(VMLINUX_BTF)
+
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)/etc/sharness/policies $(DESTDIR)$(PREFIX)/lib/systemd/system \
+		$(DESTDIR)$(PREFIX)/share/sharness/policies
+	$(Q)install -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(PREFIX)/sbin/sharnessd
+	$(Q)install -m 0755 $(BUILD)/sharnessctl $(DESTDIR)$(PREFIX)/bin/sharnessctl
+	$(Q)install -m 0644 policies/*.policy $(DESTDIR)$(PREFIX)/share/sharness/policies/
+	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/sharnessd.service.in > $(DESTDIR)$(PREFIX)/lib/systemd/system/sharnessd.service
+
+clean:
+	$(call msg,CLEAN,$(BUILD))
+	$(Q)rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*/*.d $(BUILD)/*.bpf.o.d)

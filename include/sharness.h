@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Records and map layouts shared by the BPF programs (bpf/) and user space
+ * (user/). Fixed-width types only: this header is compiled for both sides.
+ */
+#ifndef SHARNESS_H
+#define SHARNESS_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/* Limits. */
+#define SH_MAX_POLICIES      64      /* per slot; policy ids are 0..63 */
+#define SH_POLICY_NONE       0xffff  /* "not tagged in this slot" */
+#define SH_PATH_KEY_MAX      248     /* path bytes held in a rule key */
+#define SH_EVENT_PATH_MAX    4096    /* == PATH_MAX: paths in events are whole */
+#define SH_MAX_CGROUP_LEVEL  32      /* deepest cgroup level searched for a tag */
+#define SH_MAX_TAGGED        4096    /* tagged cgroups across both slots */
+#define SH_MAX_RULE_KEYS     (64 * 1024)
+#define SH_COMM_LEN          16
+
+/*
+ * Two policy slots make reload atomic: user space fills the inactive slot,
+ * then flips `active_slot` with one store; programs read it once per call.
+ */
+#define SH_SLOTS             2
+
+/* Rule key kinds (one LPM trie holds every path rule of every policy). */
+enum sh_rule_key_kind {
+	SH_KEY_EXEC    = 1,
+	SH_KEY_FILE    = 2,
+	SH_KEY_CONNECT = 3,
+};
+
+/* Rule values: what the longest matching rule says. */
+enum sh_rule_action {
+	SH_ACT_ALLOW = 1, /* exec/connect: allowed */
+	SH_ACT_DENY  = 2, /* exec/connect: refused; file: neither read nor write */
+	SH_ACT_WRITE = 3, /* file: writes allowed here */
+};
+
+/*
+ * Key of the rule trie. prefixlen counts bits from `slot` on: the 32-bit
+ * header always matches whole, then 8 bits per path byte. A rule for one
+ * file ends with its NUL byte, so it matches that path only; a directory
+ * rule ("/a/b/") has no NUL and matches everything under it. Lookups use the
+ * resolved path with its NUL, truncated to SH_PATH_KEY_MAX bytes: every rule
+ * is shorter than that, so a longer path still finds the rules that cover it.
+ */
+struct sh_rule_key {
+	__u32 prefixlen;
+	__u8 slot;
+	__u8 kind;
+	__u16 policy;
+	__u8 path[SH_PATH_KEY_MAX];
+};
+
+/* Per-policy flags (array map indexed by slot * SH_MAX_POLICIES + id). */
+enum sh_policy_flags {
+	SH_PF_VALID          = 1u << 0,
+	SH_PF_AUDIT          = 1u << 1, /* log would-be denials, refuse nothing */
+	SH_PF_EXEC_ALLOWLIST = 1u << 2, /* has exec allow rules: default deny */
+	SH_PF_FILE_WRITELIST = 1u << 3, /* has file write rules: writes elsewhere refused */
+	SH_PF_ABSTRACT_DENY  = 1u << 4, /* abstract unix sockets refused */
+	SH_PF_SIGNAL_TREE    = 1u << 5, /* signals only within the tagged tree */
+	SH_PF_CONNECT_RULES  = 1u << 6, /* has connect path rules */
+};
+
+struct sh_policy_conf {
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Value of the tagged-cgroup map: the policy of this cgroup in each slot. */
+struct sh_cgroup_tag {
+	__u16 policy[SH_SLOTS];
+	__u32 run_id; /* sharnessctl run id, 0 for tags from policy/tag */
+};
+
+/*
+ * Per-task membership, in task local storage. `gen` and `cgroup` are the
+ * tag generation and the task's cgroup the entry was computed for: any tag
+ * or policy change bumps the global generation, and a task that changes
+ * cgroup has a different cgroup id, so a stale entry is recomputed on its
+ * next use. `origin` is the tagged cgroup whose tree the task belongs to
+ * (0: none). Membership is inherited at fork, and a task that leaves its
+ * tree's cgroup stays held for as long as that cgroup is tagged.
+ */
+struct sh_task {
+	__u64 origin;
+	__u64 gen;
+	__u64 cgroup;
+};
+
+/* Hooks, as reported in events and counters. */
+enum sh_hook {
+	SH_HOOK_EXEC    = 1,
+	SH_HOOK_FILE    = 2,
+	SH_HOOK_CONNECT = 3,
+	SH_HOOK_SIGNAL  = 4,
+	SH_HOOK_MAX     = 5,
+};
+
+/* Event actions. */
+enum sh_event_action {
+	SH_EV_DENY  = 1, /* refused */
+	SH_EV_AUDIT = 2, /* would have been refused (mode = audit) */
+};
+
+/* Why a decision was made, for the audit log. */
+enum sh_reason {
+	SH_WHY_RULE       = 1, /* a deny rule matched */
+	SH_WHY_DEFAULT    = 2, /* no allow rule matched an allowlist */
+	SH_WHY_UNRESOLVED = 3, /* the path could not be resolved: fail closed */
+	SH_WHY_NOPOLICY   = 4, /* tagged, but its policy is missing: fail closed */
+};
+
+/* Event flags. */
+#define SH_EVF_PATH_TRUNC  (1u << 0) /* path did not fit in the record */
+
+/* Ring-buffer record: one refused (or audited) operation. */
+struct sh_event {
+	__u64 ktime_ns;
+	__u64 cgroup_id;   /* the task's cgroup */
+	__u64 origin;      /* tagged cgroup whose policy applied */
+	__u32 pid, tgid, ppid, uid;
+	__u32 hook;        /* enum sh_hook */
+	__u32 action;      /* enum sh_event_action */
+	__s32 ret;         /* what the hook returned (-EPERM...), 0 in audit mode */
+	__u32 reason;      /* enum sh_reason */
+	__u16 policy;
+	__u8 slot;
+	__u8 pad0;
+	__u32 flags;       /* SH_EVF_* */
+	__u32 op_flags;    /* hook specific: open flags, signal number... */
+	__u32 target_pid;  /* signal hooks */
+	__s32 path_err;    /* error from path resolution, if any */
+	__u32 path_len;    /* bytes of path, without NUL */
+	char comm[SH_COMM_LEN];
+	char path[SH_EVENT_PATH_MAX];
+};
+
+/* Counters (per-CPU array): SH_CNT_HOOK(hook, what). */
+enum sh_counter_what {
+	SH_CNT_DENY  = 0,
+	SH_CNT_AUDIT = 1,
+	SH_CNT_CHECK = 2, /* calls for tagged tasks */
+	SH_CNT_WHAT_MAX = 3,
+};
+#define SH_CNT_HOOK(h, w)   ((h) * SH_CNT_WHAT_MAX + (w))
+#define SH_CNT_DROPPED      (SH_HOOK_MAX * SH_CNT_WHAT_MAX) /* ring buffer full */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 1)
+
+#endif /* SHARNESS_H */
