@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "enforcer.h"
+#include "util.h"
+
+int sh_audit_open(struct sh_audit *a, const char *path)
+{
+	char dir[4096];
+	char *slash;
+
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	a->path = strdup(path);
+	if (!a->path)
+		return -ENOMEM;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		sh_mkdir_p(dir, 0750);
+	}
+	return sh_audit_reopen(a);
+}
+
+int sh_audit_reopen(struct sh_audit *a)
+{
+	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+	if (fd < 0)
+		return -errno;
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = fd;
+	return 0;
+}
+
+void sh_audit_close(struct sh_audit *a)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	free(a->path);
+	a->path = NULL;
+}
+
+int sh_audit_write(struct sh_audit *a, const struct sh_buf *b)
+{
+	ssize_t n;
+
+	if (b->oom) {
+		a->write_errors++;
+		a->last_errno = ENOMEM;
+		return -ENOMEM;
+	}
+	do {
+		n = write(a->fd, b->p, b->len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 || (size_t)n != b->len) {
+		a->last_errno = n < 0 ? errno : ENOSPC;
+		a->write_errors++;
+		return -a->last_errno;
+	}
+	return 0;
+}
+
+uint64_t sh_mono_to_real(uint64_t mono_ns)
+{
+	uint64_t now_mono = sh_now_ns(CLOCK_MONOTONIC);
+	uint64_t now_real = sh_now_ns(CLOCK_REALTIME);
+
+	if (mono_ns > now_mono)
+		return now_real;
+	return now_real - (now_mono - mono_ns);
+}
+
+const char *sh_reason_name(unsigned reason)
+{
+	switch (reason) {
+	case SH_WHY_RULE: return "deny rule";
+	case SH_WHY_DEFAULT: return "not allowed";
+	case SH_WHY_UNRESOLVED: return "path unresolved";
+	case SH_WHY_NOPOLICY: return "policy missing";
+	default: return "unknown";
+	}
+}
+
+static void put_str(struct sh_buf *b, const char *key, const char *s)
+{
+	sh_json_str_field(b, key, (const uint8_t *)s, strlen(s));
+}
+
+void sh_audit_begin_meta(struct sh_buf *b, const char *event)
+{
+	char ts[64];
+
+	sh_fmt_time(ts, sizeof(ts), sh_now_ns(CLOCK_REALTIME));
+	sh_json_begin(b);
+	put_str(b, "time", ts);
+	put_str(b, "event", event);
+}
+
+void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
+			   const char *policy, const char *cgroup, uint32_t run_id)
+{
+	char ts[64];
+	size_t comm_len = strnlen(ev->comm, sizeof(ev->comm));
+	uint32_t plen = ev->path_len < sizeof(ev->path) ? ev->path_len : sizeof(ev->path) - 1;
+
+	sh_fmt_time(ts, sizeof(ts), sh_mono_to_real(ev->ktime_ns));
+	sh_json_begin(b);
+	put_str(b, "time", ts);
+	put_str(b, "event", "violation");
+	put_str(b, "policy", policy ? policy : "?");
+	put_str(b, "action", ev->action == SH_EV_AUDIT ? "audit" : "deny");
+	put_str(b, "hook", sh_hook_name(ev->hook));
+	sh_json_uint_field(b, "pid", ev->tgid);
+	sh_json_uint_field(b, "tid", ev->pid);
+	sh_json_uint_field(b, "ppid", ev->ppid);
+	sh_json_uint_field(b, "uid", ev->uid);
+	sh_json_str_field(b, "comm", (const uint8_t *)ev->comm, comm_len);
+	put_str(b, "cgroup", cgroup ? cgroup : "");
+	sh_json_uint_field(b, "cgroup_id", ev->cgroup_id);
+	if (run_id)
+		sh_json_uint_field(b, "run", run_id);
+	if (ev->hook == SH_HOOK_SIGNAL) {
+		char t[16];
+
+		snprintf(t, sizeof(t), "%u", ev->target_pid);
+		put_str(b, "target", t);
+		sh_json_uint_field(b, "signal", ev->op_flags);
+	} else {
+		sh_json_str_field(b, "target", (const uint8_t *)ev->path, plen);
+	}
+	put_str(b, "reason", sh_reason_name(ev->reason));
+	if (ev->hook == SH_HOOK_FILE) {
+		char fl[16];
+
+		snprintf(fl, sizeof(fl), "0%o", ev->op_flags);
+		put_str(b, "flags", fl);
+	}
+	if (ev->path_err)
+		sh_json_int_field(b, "path_error", ev->path_err);
+	if (ev->flags & SH_EVF_PATH_TRUNC)
+		sh_json_uint_field(b, "truncated", 1);
+	sh_json_int_field(b, "errno", ev->ret < 0 ? -ev->ret : 0);
+	sh_json_end(b);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The audit log: JSON Lines, one record per line, written with one
+ * write(2) per record on an O_APPEND descriptor so a record is never split.
+ */
+#ifndef SH_AUDIT_H
+#define SH_AUDIT_H
+
+#include <stdint.h>
+
+#include "json.h"
+#include "sharness.h"
+
+struct sh_audit {
+	int fd;
+	char *path;
+	uint64_t write_errors;     /* records that could not be written */
+	int last_errno;
+};
+
+int sh_audit_open(struct sh_audit *a, const char *path);
+int sh_audit_reopen(struct sh_audit *a);
+void sh_audit_close(struct sh_audit *a);
+/* Writes the record in b (one line, ending in '\n'); 0 or -errno. */
+int sh_audit_write(struct sh_audit *a, const struct sh_buf *b);
+
+/* CLOCK_REALTIME of a CLOCK_MONOTONIC instant (bpf_ktime_get_ns). */
+uint64_t sh_mono_to_real(uint64_t mono_ns);
+
+/* Formats one violation record into b. */
+void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
+			   const char *policy, const char *cgroup, uint32_t run_id);
+/* Starts a daemon-side record: {"time":...,"event":EVENT (fields follow). */
+void sh_audit_begin_meta(struct sh_buf *b, const char *event);
+
+const char *sh_reason_name(unsigned reason);
+
+#endif

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "enforcer.h"
+#include "sharness.skel.h"
+#include "util.h"
+
+struct sh_enforcer {
+	struct sharness_bpf *skel;
+	struct ring_buffer *rb;
+	sh_event_fn fn;
+	void *ctx;
+	unsigned slot;                          /* active slot */
+	char *names[SH_SLOTS][SH_MAX_POLICIES]; /* policy names per slot */
+	struct sh_policy_set set;               /* policy set in force */
+	struct sh_tag_entry *tags;
+	size_t ntags;
+};
+
+const char *sh_hook_name(unsigned hook)
+{
+	switch (hook) {
+	case SH_HOOK_EXEC: return "exec";
+	case SH_HOOK_FILE: return "file";
+	case SH_HOOK_CONNECT: return "connect";
+	case SH_HOOK_SIGNAL: return "signal";
+	default: return "unknown";
+	}
+}
+
+/* ---- probe ------------------------------------------------------------ */
+
+static int load_and_attach(struct sharness_bpf **out)
+{
+	struct sharness_bpf *skel;
+	int err;
+
+	skel = sharness_bpf__open();
+	if (!skel)
+		return errno ? -errno : -ENOMEM;
+	err = sharness_bpf__load(skel);
+	if (!err)
+		err = sharness_bpf__attach(skel);
+	if (err) {
+		sharness_bpf__destroy(skel);
+		return err < 0 ? err : -EINVAL;
+	}
+	*out = skel;
+	return 0;
+}
+
+int sh_probe_run(struct sh_probe *p)
+{
+	struct statfs sfs;
+	struct utsname u;
+	struct sharness_bpf *skel = NULL;
+	ssize_t n;
+
+	memset(p, 0, sizeof(*p));
+	if (uname(&u) == 0)
+		snprintf(p->kernel, sizeof(p->kernel), "%s", u.release);
+	n = sh_read_file("/sys/kernel/security/lsm", p->lsm, sizeof(p->lsm));
+	if (n == -ENOENT &&
+	    mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) == 0) {
+		sh_dbg("mounted securityfs at /sys/kernel/security");
+		n = sh_read_file("/sys/kernel/security/lsm", p->lsm, sizeof(p->lsm));
+	}
+	if (n >= 0) {
+		char list[sizeof(p->lsm) + 2];
+
+		p->securityfs = true;
+		p->lsm[strcspn(p->lsm, "\n")] = 0;
+		snprintf(list, sizeof(list), ",%s,", p->lsm);
+		p->lsm_bpf = strstr(list, ",bpf,") != NULL;
+	}
+	p->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	p->cgroup2 = statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
+	if (p->lsm_bpf && p->btf) {
+		/* The verdict below reports a failure; libbpf's own account of
+		 * it is for --verbose. */
+		libbpf_print_fn_t old = libbpf_set_print(NULL);
+
+		libbpf_set_print(sh_verbose ? old : NULL);
+		p->attach_err = load_and_attach(&skel);
+		libbpf_set_print(old);
+		p->attach = p->attach_err == 0;
+		sharness_bpf__destroy(skel);
+	}
+	return (p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach) ? 0 : SH_EXIT_NOENFORCE;
+}
+
+const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n)
+{
+	if (!p->securityfs)
+		snprintf(buf, n, "cannot read /sys/kernel/security/lsm: mount securityfs "
+			 "(mount -t securityfs securityfs /sys/kernel/security)");
+	else if (!p->lsm_bpf)
+		snprintf(buf, n, "BPF LSM is not active (active LSMs: %s): boot with "
+			 "lsm=%s,bpf on the kernel command line", p->lsm, p->lsm);
+	else if (!p->btf)
+		snprintf(buf, n, "kernel %s has no BTF (/sys/kernel/btf/vmlinux): use a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF=y", p->kernel);
+	else if (!p->attach)
+		snprintf(buf, n, "kernel %s refused to load or attach BPF LSM programs "
+			 "(%s)%s", p->kernel, strerror(-p->attach_err),
+			 p->attach_err == -EPERM ?
+			 ": this kernel does not allow BPF LSM programs here (run as root "
+			 "on the host, not in a container; check lockdown and "
+			 "kernel.unprivileged_bpf_disabled); use a kernel where it does, "
+			 "such as Debian 12's 6.1 or 6.12" : "; run with --verbose for the "
+			 "loader's log");
+	else if (!p->cgroup2)
+		snprintf(buf, n, "cgroup v2 is not mounted at /sys/fs/cgroup: boot with "
+			 "the unified hierarchy (systemd.unified_cgroup_hierarchy=1)");
+	else
+		snprintf(buf, n, "this kernel can enforce");
+	return buf;
+}
+
+void sh_probe_print(const struct sh_probe *p, FILE *out)
+{
+	char why[768];
+
+	fprintf(out, "kernel:          %s\n", p->kernel);
+	fprintf(out, "securityfs:      %s\n", p->securityfs ? "yes" : "no");
+	fprintf(out, "active LSMs:     %s\n", p->securityfs ? p->lsm : "(unknown)");
+	fprintf(out, "BPF LSM active:  %s\n", p->lsm_bpf ? "yes" : "no");
+	fprintf(out, "BTF:             %s\n", p->btf ? "yes" : "no");
+	fprintf(out, "cgroup v2:       %s\n", p->cgroup2 ? "yes" : "no");
+	if (p->lsm_bpf && p->btf)
+		fprintf(out, "programs attach: %s\n", p->attach ? "yes" :
+			strerror(-p->attach_err));
+	else
+		fprintf(out, "programs attach: not tried\n");
+	fprintf(out, "verdict:         %s\n",
+		(p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach) ?
+		"can enforce" : "CANNOT enforce");
+	if (!(p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach))
+		fprintf(out, "what to change:  %s\n", sh_probe_why(p, why, sizeof(why)));
+}
+
+/* ---- enforcer --------------------------------------------------------- */
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct sh_enforcer *e = ctx;
+
+	if (size < sizeof(struct sh_event))
+		return 0;
+	return e->fn ? e->fn(e->ctx, data) : 0;
+}
+
+int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx)
+{
+	struct sh_enforcer *e;
+	int err;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->fn = fn;
+	e->ctx = ctx;
+	err = load_and_attach(&e->skel);
+	if (err)
+		goto fail;
+	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_sample, e, NULL);
+	if (!e->rb) {
+		err = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	e->slot = 0;
+	e->skel->bss->active_slot = 0;
+	*out = e;
+	return 0;
+fail:
+	sh_enforcer_destroy(e);
+	return err;
+}
+
+static void free_tags(struct sh_tag_entry *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(t[i].path);
+		free(t[i].policy);
+	}
+	free(t);
+}
+
+void sh_enforcer_destroy(struct sh_enforcer *e)
+{
+	if (!e)
+		return;
+	ring_buffer__free(e->rb);
+	sharness_bpf__destroy(e->skel);
+	for (int s = 0; s < SH_SLOTS; s++)
+		for (int i = 0; i < SH_MAX_POLICIES; i++)
+			free(e->names[s][i]);
+	sh_policy_set_free(&e->set);
+	free_tags(e->tags, e->ntags);
+	free(e);
+}
+
+int sh_enforcer_events_fd(struct sh_enforcer *e)
+{
+	return ring_buffer__epoll_fd(e->rb);
+}
+
+int sh_enforcer_consume(struct sh_enforcer *e)
+{
+	return ring_buffer__consume(e->rb);
+}
+
+void sh_enforcer_counters(struct sh_enforcer *e, uint64_t out[SH_CNT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(e->skel->maps.counters);
+	uint64_t *vals;
+
+	memset(out, 0, sizeof(uint64_t) * SH_CNT_MAX);
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (uint32_t i = 0; i < SH_CNT_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+}
+
+const char *sh_enforcer_policy_name(struct sh_enforcer *e, unsigned slot, unsigned id)
+{
+	if (slot >= SH_SLOTS || id >= SH_MAX_POLICIES || !e->names[slot][id])
+		return NULL;
+	return e->names[slot][id];
+}
+
+const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e)
+{
+	return &e->set;
+}
+
+const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n)
+{
+	*n = e->ntags;
+	return e->tags;
+}
+
+const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id)
+{
+	for (size_t i = 0; i < e->ntags; i++)
+		if (e->tags[i].cgid == cgid) {
+			if (run_id)
+				*run_id = e->tags[i].run_id;
+			return e->tags[i].path;
+		}
+	return NULL;
+}
+
+static int policy_index(const struct sh_policy_set *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->pols[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Delete every rule key of one slot. */
+static int clear_slot_rules(int fd, unsigned slot)
+{
+	struct sh_rule_key key, next;
+	void *prev = NULL;
+	int err;
+
+	/* Deleting while iterating restarts the walk; collect first. */
+	for (;;) {
+		bool found = false;
+
+		prev = NULL;
+		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+			if (next.slot == slot) {
+				found = true;
+				break;
+			}
+			key = next;
+			prev = &key;
+		}
+		if (!found)
+			return 0;
+		err = bpf_map_delete_elem(fd, &next);
+		if (err && errno != ENOENT)
+			return -errno;
+	}
+}
+
+static int put_rule(int fd, unsigned slot, unsigned kind, unsigned policy,
+		    const char *path, size_t len, bool with_nul, uint32_t act)
+{
+	struct sh_rule_key key;
+	size_t n = len + (with_nul ? 1 : 0);
+
+	if (n > SH_PATH_KEY_MAX)
+		return -ENAMETOOLONG;
+	memset(&key, 0, sizeof(key));
+	key.slot = slot;
+	key.kind = kind;
+	key.policy = policy;
+	memcpy(key.path, path, len);
+	key.prefixlen = 32 + n * 8;
+	if (bpf_map_update_elem(fd, &key, &act, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static void rule_target(enum sh_rule_kind k, unsigned *kind, uint32_t *act)
+{
+	switch (k) {
+	case SH_EXEC_ALLOW:    *kind = SH_KEY_EXEC;    *act = SH_ACT_ALLOW; break;
+	case SH_EXEC_DENY:     *kind = SH_KEY_EXEC;    *act = SH_ACT_DENY;  break;
+	case SH_FILE_WRITE:    *kind = SH_KEY_FILE;    *act = SH_ACT_WRITE; break;
+	case SH_FILE_DENY:     *kind = SH_KEY_FILE;    *act = SH_ACT_DENY;  break;
+	case SH_CONNECT_ALLOW: *kind = SH_KEY_CONNECT; *act = SH_ACT_ALLOW; break;
+	case SH_CONNECT_DENY:  *kind = SH_KEY_CONNECT; *act = SH_ACT_DENY;  break;
+	}
+}
+
+/*
+ * The path the kernel will report for a rule: symlinks in a rule that
+ * exists on this host are resolved (on Debian /bin/bash runs as
+ * /usr/bin/bash). A rule for something that does not exist yet stays as
+ * written.
+ */
+static void canonical_rule(const struct sh_rule *r, char *out, size_t n)
+{
+	char real[PATH_MAX];
+	char tmp[PATH_MAX];
+	size_t len = strlen(r->path);
+
+	snprintf(out, n, "%s", r->path);
+	snprintf(tmp, sizeof(tmp), "%s", r->path);
+	if (r->dir && len > 1)
+		tmp[len - 1] = 0;
+	if (!realpath(tmp, real))
+		return;
+	if (r->dir && strcmp(real, "/") != 0)
+		snprintf(out, n, "%s/", real);
+	else
+		snprintf(out, n, "%s", real);
+}
+
+static int write_policy_rules(int fd, unsigned slot, unsigned id,
+			      const struct sh_policy *p, struct sh_errors *errs)
+{
+	char path[PATH_MAX + 2];
+	int err;
+
+	/*
+	 * Two passes: a directory rule also covers the directory itself (its
+	 * path with a NUL); an explicit rule for that exact path, written in
+	 * the second pass, takes precedence over it.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < p->nrules; i++) {
+			const struct sh_rule *r = &p->rules[i];
+			unsigned kind = 0;
+			uint32_t act = 0;
+			size_t len;
+
+			rule_target(r->kind, &kind, &act);
+			canonical_rule(r, path, sizeof(path));
+			len = strlen(path);
+			if (len + 1 > SH_PATH_KEY_MAX) {
+				sh_errors_add(errs, "%s:%d: rule path %s resolves to %zu bytes, more than %d",
+					      p->file, r->line, r->path, len, SH_PATH_KEY_MAX - 1);
+				return -ENAMETOOLONG;
+			}
+			if (strcmp(path, r->path) != 0)
+				sh_dbg("%s:%d: rule %s resolves to %s", p->file, r->line, r->path, path);
+			if (pass == 0) {
+				if (!r->dir)
+					continue;
+				err = put_rule(fd, slot, kind, id, path, len, false, act);
+				if (!err && len > 1)
+					err = put_rule(fd, slot, kind, id, path, len - 1, true, act);
+			} else {
+				if (r->dir)
+					continue;
+				err = put_rule(fd, slot, kind, id, path, len, true, act);
+			}
+			if (err) {
+				sh_errors_add(errs, "%s:%d: cannot store rule %s: %s",
+					      p->file, r->line, r->path, strerror(-err));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+static uint32_t policy_flags(const struct sh_policy *p)
+{
+	uint32_t f = SH_PF_VALID;
+
+	if (p->mode == SH_MODE_AUDIT)
+		f |= SH_PF_AUDIT;
+	if (sh_policy_has_kind(p, SH_EXEC_ALLOW))
+		f |= SH_PF_EXEC_ALLOWLIST;
+	if (sh_policy_has_kind(p, SH_FILE_WRITE))
+		f |= SH_PF_FILE_WRITELIST;
+	if (p->abstract_deny)
+		f |= SH_PF_ABSTRACT_DENY;
+	if (p->signal_scope == SH_SCOPE_TREE)
+		f |= SH_PF_SIGNAL_TREE;
+	if (sh_policy_has_kind(p, SH_CONNECT_ALLOW) || sh_policy_has_kind(p, SH_CONNECT_DENY))
+		f |= SH_PF_CONNECT_RULES;
+	return f;
+}
+
+static void bump_gen(struct sh_enforcer *e)
+{
+	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
+		      struct sh_errors *errs)
+{
+	int rules_fd = bpf_map__fd(e->skel->maps.rules);
+	int pol_fd = bpf_map__fd(e->skel->maps.policies);
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	unsigned old = e->slot, ns = !e->slot;
+	struct sh_tag_entry *nt = NULL;
+	size_t nnt = 0, cap = 0;
+	size_t ntag_new = 0;
+	int err = 0;
+
+	if (set->n > SH_MAX_POLICIES) {
+		sh_errors_add(errs, "%zu policies, at most %d", set->n, SH_MAX_POLICIES);
+		return -E2BIG;
+	}
+
+	/* The new tag list: cgroups the policies name, then runtime tags. */
+	for (size_t i = 0; i < set->n; i++) {
+		const struct sh_policy *p = &set->pols[i];
+
+		for (size_t c = 0; c < p->ncgroups; c++) {
+			uint64_t id;
+
+			err = sh_cgroup_id(p->cgroups[c], &id);
+			if (err) {
+				sh_errors_add(errs, "%s:%d: cgroup %s: %s", p->file,
+					      p->cgroup_lines ? p->cgroup_lines[c] : 0,
+					      p->cgroups[c], strerror(-err));
+				goto out;
+			}
+			if (nnt == cap) {
+				struct sh_tag_entry *t;
+
+				cap = cap ? cap * 2 : 8;
+				t = realloc(nt, cap * sizeof(*nt));
+				if (!t) { err = -ENOMEM; goto out; }
+				nt = t;
+			}
+			nt[nnt] = (struct sh_tag_entry){ .cgid = id, .from_policy = true,
+				.path = strdup(p->cgroups[c]), .policy = strdup(p->name) };
+			nnt++;
+			if (!nt[nnt - 1].path || !nt[nnt - 1].policy) { err = -ENOMEM; goto out; }
+		}
+	}
+	for (size_t i = 0; i < e->ntags; i++) {
+		const struct sh_tag_entry *t = &e->tags[i];
+
+		if (t->from_policy)
+			continue;
+		if (policy_index(set, t->policy) < 0) {
+			sh_errors_add(errs, "policy '%s' is in use by %s %s; untag it or end the run first",
+				      t->policy, t->run_id ? "run cgroup" : "tagged cgroup", t->path);
+			err = -EBUSY;
+			goto out;
+		}
+		if (nnt == cap) {
+			struct sh_tag_entry *tt;
+
+			cap = cap ? cap * 2 : 8;
+			tt = realloc(nt, cap * sizeof(*nt));
+			if (!tt) { err = -ENOMEM; goto out; }
+			nt = tt;
+		}
+		nt[nnt] = (struct sh_tag_entry){ .cgid = t->cgid, .run_id = t->run_id,
+			.path = strdup(t->path), .policy = strdup(t->policy) };
+		nnt++;
+		if (!nt[nnt - 1].path || !nt[nnt - 1].policy) { err = -ENOMEM; goto out; }
+	}
+	for (size_t i = 0; i < nnt; i++)
+		for (size_t j = 0; j < i; j++)
+			if (nt[i].cgid == nt[j].cgid) {
+				sh_errors_add(errs, "cgroup %s is tagged twice (policies '%s' and '%s')",
+					      nt[i].path, nt[j].policy, nt[i].policy);
+				err = -EEXIST;
+				goto out;
+			}
+
+	/* Fill the inactive slot. */
+	err = clear_slot_rules(rules_fd, ns);
+	if (err) {
+		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		err = write_policy_rules(rules_fd, ns, i, &set->pols[i], errs);
+		if (err)
+			goto out_clear;
+	}
+	for (uint32_t i = 0; i < SH_MAX_POLICIES; i++) {
+		struct sh_policy_conf conf = {};
+		uint32_t idx = ns * SH_MAX_POLICIES + i;
+
+		if (i < set->n)
+			conf.flags = policy_flags(&set->pols[i]);
+		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
+			err = -errno;
+			sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));
+			goto out_clear;
+		}
+	}
+	/* Tags: every cgroup tagged now or after gets its new-slot policy. */
+	for (size_t i = 0; i < nnt; i++) {
+		struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
+
+		bpf_map_lookup_elem(tags_fd, &nt[i].cgid, &v);
+		v.policy[ns] = policy_index(set, nt[i].policy);
+		v.run_id = nt[i].run_id;
+		if (bpf_map_update_elem(tags_fd, &nt[i].cgid, &v, BPF_ANY)) {
+			err = -errno;
+			sh_errors_add(errs, "cannot tag %s: %s", nt[i].path, strerror(-err));
+			goto out_clear; /* entries with policy[old] set are unchanged in force */
+		}
+		ntag_new++;
+	}
+	for (size_t i = 0; i < e->ntags; i++) {
+		struct sh_cgroup_tag v;
+		bool keep = false;
+
+		for (size_t j = 0; j < nnt; j++)
+			keep |= nt[j].cgid == e->tags[i].cgid;
+		if (keep || bpf_map_lookup_elem(tags_fd, &e->tags[i].cgid, &v))
+			continue;
+		v.policy[ns] = SH_POLICY_NONE;
+		bpf_map_update_elem(tags_fd, &e->tags[i].cgid, &v, BPF_ANY);
+	}
+
+	/* Switch: one store makes the new slot the one in force. */
+	if (ntag_new > e->skel->bss->ntagged)
+		e->skel->bss->ntagged = ntag_new;
+	__atomic_store_n(&e->skel->bss->active_slot, ns, __ATOMIC_SEQ_CST);
+	bump_gen(e);
+	e->slot = ns;
+
+	/* Drop tags that the new set no longer has. */
+	for (size_t i = 0; i < e->ntags; i++) {
+		bool keep = false;
+
+		for (size_t j = 0; j < nnt; j++)
+			keep |= nt[j].cgid == e->tags[i].cgid;
+		if (!keep)
+			bpf_map_delete_elem(tags_fd, &e->tags[i].cgid);
+	}
+	e->skel->bss->ntagged = ntag_new;
+	bump_gen(e);
+
+	for (int i = 0; i < SH_MAX_POLICIES; i++) {
+		free(e->names[ns][i]);
+		e->names[ns][i] = (size_t)i < set->n ? strdup(set->pols[i].name) : NULL;
+	}
+	free_tags(e->tags, e->ntags);
+	e->tags = nt;
+	e->ntags = nnt;
+	sh_policy_set_free(&e->set);
+	e->set = *set;
+	memset(set, 0, sizeof(*set));
+	(void)old;
+	return 0;
+
+out_clear:
+	/* The active slot was never touched: the old policy stays in force. */
+	clear_slot_rules(rules_fd, ns);
+out:
+	free_tags(nt, nnt);
+	return err;
+}
+
+int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
+		    uint32_t run_id, char *errbuf, size_t errlen)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
+	struct sh_tag_entry *t;
+	uint64_t id;
+	int idx, err;
+
+	idx = policy_index(&e->set, policy);
+	if (idx < 0) {
+		snprintf(errbuf, errlen, "no policy named '%s' is loaded", policy);
+		return -ENOENT;
+	}
+	err = sh_cgroup_id(cgroup, &id);
+	if (err) {
+		snprintf(errbuf, errlen, "%s: not a cgroup v2 directory: %s", cgroup, strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < e->ntags; i++)
+		if (e->tags[i].cgid == id) {
+			snprintf(errbuf, errlen, "%s is already tagged with policy '%s'",
+				 cgroup, e->tags[i].policy);
+			return -EEXIST;
+		}
+	t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	e->tags = t;
+	t = &e->tags[e->ntags];
+	*t = (struct sh_tag_entry){ .cgid = id, .run_id = run_id,
+		.path = strdup(cgroup), .policy = strdup(policy) };
+	if (!t->path || !t->policy) {
+		free(t->path);
+		free(t->policy);
+		return -ENOMEM;
+	}
+	v.policy[e->slot] = idx;
+	v.run_id = run_id;
+	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));
+		free(t->path);
+		free(t->policy);
+		return err;
+	}
+	e->ntags++;
+	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
+	bump_gen(e);
+	return 0;
+}
+
+int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	uint64_t id;
+	int err;
+
+	/* A removed cgroup is found by the path it was tagged under. */
+	err = sh_cgroup_id(cgroup, &id);
+	if (err)
+		id = 0;
+	for (size_t i = 0; i < e->ntags; i++) {
+		struct sh_tag_entry *t = &e->tags[i];
+
+		if (id ? t->cgid != id : strcmp(t->path, cgroup) != 0)
+			continue;
+		id = t->cgid;
+		if (t->from_policy) {
+			snprintf(errbuf, errlen, "%s is tagged by policy '%s' (cgroup = line); "
+				 "remove it there and reload", cgroup, t->policy);
+			return -EPERM;
+		}
+		if (bpf_map_delete_elem(tags_fd, &id) && errno != ENOENT) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot untag %s: %s", cgroup, strerror(-err));
+			return err;
+		}
+		free(t->path);
+		free(t->policy);
+		memmove(t, t + 1, (e->ntags - i - 1) * sizeof(*t));
+		e->ntags--;
+		if (e->skel->bss->ntagged)
+			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
+		bump_gen(e);
+		return 0;
+	}
+	snprintf(errbuf, errlen, "%s is not tagged", cgroup);
+	return -ENOENT;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel side as seen from user space: probing whether this kernel can
+ * enforce, loading and attaching the programs, and keeping the policy and
+ * tag maps. Reload is atomic: a new policy set is written into the inactive
+ * slot and switched in with one store.
+ */
+#ifndef SH_ENFORCER_H
+#define SH_ENFORCER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sharness.h"
+#include "policy.h"
+
+struct sh_probe {
+	bool securityfs;        /* /sys/kernel/security/lsm readable */
+	bool lsm_bpf;           /* "bpf" in the active LSM list */
+	bool btf;               /* /sys/kernel/btf/vmlinux */
+	bool cgroup2;           /* cgroup v2 at /sys/fs/cgroup */
+	bool attach;            /* the programs loaded and attached */
+	int attach_err;         /* -errno of the failed load/attach */
+	char lsm[512];
+	char kernel[128];
+};
+
+/* Runs every check, including a real load and attach; 0 when this kernel
+ * can enforce, SH_EXIT_NOENFORCE otherwise. */
+int sh_probe_run(struct sh_probe *p);
+/* Human report of a probe, with what to change where a check failed. */
+void sh_probe_print(const struct sh_probe *p, FILE *out);
+/* The first failed check as one sentence that says what to change. */
+const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n);
+
+struct sh_tag_entry {
+	uint64_t cgid;
+	char *path;
+	char *policy;
+	uint32_t run_id;
+	bool from_policy;      /* named by a policy's cgroup = line */
+};
+
+typedef int (*sh_event_fn)(void *ctx, const struct sh_event *ev);
+
+struct sh_enforcer;
+
+int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx);
+void sh_enforcer_destroy(struct sh_enforcer *e);
+
+/* Swap in a new policy set atomically. On error nothing changes and the
+ * reasons are in errs. On success the enforcer owns *set (zeroed). */
+int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
+		      struct sh_errors *errs);
+int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
+		    uint32_t run_id, char *err, size_t errlen);
+int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *err, size_t errlen);
+
+int sh_enforcer_events_fd(struct sh_enforcer *e);
+int sh_enforcer_consume(struct sh_enforcer *e);
+void sh_enforcer_counters(struct sh_enforcer *e, uint64_t out[SH_CNT_MAX]);
+
+const char *sh_enforcer_policy_name(struct sh_enforcer *e, unsigned slot, unsigned id);
+const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e);
+const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
+const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id);
+const char *sh_hook_name(unsigned hook);
+
+#endif

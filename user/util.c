@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+const char *sh_prog = "sharness";
+bool sh_verbose;
+
+static void vlog(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", sh_prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void sh_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+void sh_dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!sh_verbose)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+ssize_t sh_read_file(const char *path, char *buf, size_t size)
+{
+	size_t off = 0;
+	int fd;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (off < size - 1) {
+		ssize_t n = read(fd, buf + off, size - 1 - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		off += n;
+	}
+	buf[off] = 0;
+	close(fd);
+	return off;
+}
+
+int sh_write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
+int sh_cgroup_id(const char *path, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h;
+	int mount_id;
+
+	memset(&h, 0, sizeof(h));
+	h.fh.handle_bytes = sizeof(uint64_t);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0)
+		return -errno;
+	if (h.fh.handle_bytes != sizeof(uint64_t))
+		return -EINVAL;
+	memcpy(id, h.fh.f_handle, sizeof(*id));
+	return 0;
+}
+
+int sh_mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[4096];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, len + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+uint64_t sh_now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void sh_fmt_time(char *out, size_t n, uint64_t ns)
+{
+	time_t sec = ns / 1000000000ull;
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, n, "%s.%06uZ", base, (unsigned)((ns % 1000000000ull) / 1000));
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SH_UTIL_H
+#define SH_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Exit codes shared by sharnessd and sharnessctl (documented in README). */
+enum sh_exit {
+	SH_EXIT_OK       = 0,
+	SH_EXIT_FAIL     = 1, /* generic failure, bad usage */
+	SH_EXIT_POLICY   = 2, /* policy files invalid */
+	SH_EXIT_NOENFORCE = 3, /* this kernel cannot enforce */
+	SH_EXIT_DAEMON   = 4, /* daemon unreachable or refused the request */
+};
+
+extern const char *sh_prog;   /* log prefix */
+extern bool sh_verbose;
+
+void sh_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sh_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Read a whole small file (NUL-terminated); returns bytes or -errno. */
+ssize_t sh_read_file(const char *path, char *buf, size_t size);
+/* Write a string to a file (cgroup and proc knobs); 0 or -errno. */
+int sh_write_file(const char *path, const char *s);
+/* cgroup v2 id of the cgroup directory at path; 0 or -errno. */
+int sh_cgroup_id(const char *path, uint64_t *id);
+/* mkdir -p, mode for each created component. */
+int sh_mkdir_p(const char *path, mode_t mode);
+/* RFC 3339 UTC time with microseconds of a CLOCK_REALTIME instant. */
+void sh_fmt_time(char *out, size_t n, uint64_t realtime_ns);
+uint64_t sh_now_ns(int clock);
+
+#endif
