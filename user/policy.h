@@ -1,0 +1,106 @@
+/*
+ * sharness policy files: parsing, validation and loading.
+ *
+ * One policy per "*.policy" file, INI syntax:
+ *
+ *   [policy]   name = <[A-Za-z0-9_.-]{1,63}>   (required, once)
+ *              mode = enforce | audit          (default enforce, once)
+ *              cgroup = <absolute path>        (optional, repeatable)
+ *   [exec]     allow = <path>    deny = <path>
+ *   [file]     write = <path>    deny = <path>
+ *   [connect]  allow = <path>    deny = <path>   abstract = allow | deny
+ *   [signal]   scope = tree | any
+ *   [limits]   pids-max = 1..4194304
+ *
+ * A rule path ending in '/' names a directory and everything below it.
+ * Section and key names are case-sensitive.  Comments start a line with
+ * '#' or ';', or follow whitespace inside a value ("allow = /x   # why").
+ * Every problem is reported as "FILE:LINE: message"; a file with any problem
+ * is rejected as a whole, and a load with any bad file loads nothing.
+ */
+#ifndef SHARNESS_POLICY_H
+#define SHARNESS_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SH_RULE_PATH_MAX 190      /* bytes, including a trailing '/' */
+#define SH_MAX_POLICIES 64
+#define SH_MAX_RULES_PER_POLICY 1024
+#define SH_POLICY_NAME_MAX 63
+#define SH_PIDS_MAX_LIMIT 4194304u
+/* Error messages kept per file; beyond that one final note is recorded. */
+#define SH_MAX_ERRORS_PER_FILE 100
+
+enum sh_mode { SH_MODE_ENFORCE = 0, SH_MODE_AUDIT = 1 };
+enum sh_scope { SH_SCOPE_ANY = 0, SH_SCOPE_TREE = 1 };
+enum sh_rule_kind {
+	SH_EXEC_ALLOW,
+	SH_EXEC_DENY,
+	SH_FILE_WRITE,
+	SH_FILE_DENY,
+	SH_CONNECT_ALLOW,
+	SH_CONNECT_DENY,
+};
+
+struct sh_rule {
+	enum sh_rule_kind kind;
+	char *path;   /* as written, e.g. "/usr/lib/git-core/" */
+	bool dir;     /* path ends in '/' */
+	int line;
+};
+
+struct sh_policy {
+	char *name;
+	char *file;
+	int name_line;
+	enum sh_mode mode;
+	char **cgroups;
+	int *cgroup_lines;
+	size_t ncgroups;
+	struct sh_rule *rules;   /* in file order, deduplicated */
+	size_t nrules;
+	bool abstract_deny;
+	enum sh_scope signal_scope;
+	unsigned pids_max;       /* 0 = not set */
+};
+
+struct sh_policy_set {
+	struct sh_policy *pols;
+	size_t n;
+};
+
+struct sh_errors {
+	char **msgs;   /* each "FILE:LINE: message" */
+	size_t n;
+};
+
+/*
+ * All return 0 on success, -EINVAL if errors were recorded in errs, another
+ * -errno on system failure (also recorded in errs when possible; -ENOMEM on
+ * allocation failure).  errs may be NULL.  On failure *out is left empty
+ * (zeroed), so freeing it is always safe; on success the caller owns it.
+ * *out is overwritten without being freed first.
+ */
+int sh_policy_parse_file(const char *path, struct sh_policy *out, struct sh_errors *errs);
+/* Parses every file (reporting the errors of all of them), then checks across
+ * files: unique policy names, no cgroup tagged twice, at most SH_MAX_POLICIES. */
+int sh_policy_load_files(const char *const *paths, size_t n, struct sh_policy_set *out,
+			 struct sh_errors *errs);
+/* Every "*.policy" (dot files excepted) in dir, sorted by file name (bytewise).
+ * An empty dir is a valid empty set; an unreadable dir is an error. */
+int sh_policy_load_dir(const char *dir, struct sh_policy_set *out, struct sh_errors *errs);
+
+const struct sh_policy *sh_policy_find(const struct sh_policy_set *set, const char *name);
+void sh_policy_free(struct sh_policy *p);      /* NULL-safe, zeroes */
+void sh_policy_set_free(struct sh_policy_set *s);   /* NULL-safe, zeroes */
+
+/* Appends one formatted message.  If memory runs out the message is dropped
+ * (callers rely on return codes, never on errs->n, to detect failure). */
+void sh_errors_add(struct sh_errors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sh_errors_free(struct sh_errors *e);       /* NULL-safe, zeroes */
+
+bool sh_policy_has_kind(const struct sh_policy *p, enum sh_rule_kind k);
+const char *sh_rule_kind_name(enum sh_rule_kind k);   /* "exec allow", ... */
+
+#endif /* SHARNESS_POLICY_H */
