@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the enforcement tests. Sourced by tests/vm/t_*.sh, which run
+# inside the test guest as root (see tests/vm/run).
+#
+# Every check records one line in $SH_RESULTS: "PASS name" or "FAIL name".
+
+set -u
+: "${SH_BUILD:?run through tests/vm/run}"
+: "${SH_RESULTS:?run through tests/vm/run}"
+
+T=$(basename "$0" .sh)
+SH_TMP=/tmp/sharness-test/$T
+rm -rf "$SH_TMP"
+mkdir -p "$SH_TMP/policies"
+SOCK=$SH_TMP/ctl.sock
+AUDIT=$SH_TMP/audit.jsonl
+CTL="$SH_BUILD/sharnessctl --socket $SOCK"
+TRY=$SH_BUILD/tests/vm/try
+DAEMON_PID=
+
+pass() { echo "PASS $T: $1" | tee -a "$SH_RESULTS"; }
+fail() { echo "FAIL $T: $1${2:+ -- $2}" | tee -a "$SH_RESULTS"; }
+
+# check NAME GOT WANT
+check() {
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
+}
+
+# check_match NAME GOT REGEX
+check_match() {
+	if [[ "$2" =~ $3 ]]; then pass "$1"; else fail "$1" "got '$2', want /$3/"; fi
+}
+
+# try_in_tree POLICY OP ARGS...: the try helper inside a fresh tagged tree.
+# Sets OUT (try's verdict line) and RC (sharnessctl run's exit status).
+try_in_tree() {
+	local pol=$1; shift
+	$CTL run --policy "$pol" -- "$TRY" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+	RC=$?
+	OUT=$(head -n 1 "$SH_TMP/last.out")
+}
+
+try_outside() {
+	"$TRY" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+	RC=$?
+	OUT=$(head -n 1 "$SH_TMP/last.out")
+}
+
+start_daemon() {
+	"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
+		--socket "$SOCK" --pin-dir /sys/fs/bpf/sharness-test "$@" 2>>"$SH_TMP/daemon.err"
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "sharnessd failed to start ($rc):" >&2
+		cat "$SH_TMP/daemon.err" >&2
+		return $rc
+	fi
+	DAEMON_PID=$($CTL status --json | jq -r .pid)
+}
+
+stop_daemon() {
+	[ -n "$DAEMON_PID" ] || return 0
+	kill -TERM "$DAEMON_PID" 2>/dev/null
+	for _ in $(seq 100); do
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	DAEMON_PID=
+}
+
+# counter NAME: a field of `status --json` (deny_exec, audit_file, dropped...).
+counter() { $CTL status --json | jq -r ".$1"; }
+
+# audit_count JQ_FILTER: violation records matching the filter.
+audit_count() {
+	jq -c "select(.event == \"violation\") | select($1)" "$AUDIT" 2>/dev/null | wc -l
+}
+
+# audit_wait JQ_FILTER [N]: wait (up to 10 s) until N records match; prints the count.
+audit_wait() {
+	local n=${2:-1} c=0
+	for _ in $(seq 100); do
+		c=$(audit_count "$1")
+		[ "$c" -ge "$n" ] && break
+		sleep 0.1
+	done
+	echo "$c"
+}
+
+# audit_last JQ_FILTER: the last matching violation record.
+audit_last() {
+	jq -c "select(.event == \"violation\") | select($1)" "$AUDIT" 2>/dev/null | tail -n 1
+}
+
+# The whole log must stay valid JSON, whatever happened.
+check_log_valid() {
+	if jq -e . "$AUDIT" >/dev/null 2>&1; then pass "audit log is valid JSON"; else fail "audit log is valid JSON"; fi
+}
+
+cleanup() { stop_daemon; }
+trap cleanup EXIT

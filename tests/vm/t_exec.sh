@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Exec allowlist at bprm_check_security, judged on the file actually executed.
+. "$(dirname "$0")/lib.sh"
+
+A=$SH_TMP/allowed
+mkdir -p "$A"
+mkfifo "$SH_TMP/fifo"
+cp /usr/bin/true "$A/ok"
+cp /usr/bin/true "$A/denied"
+ln -s /usr/bin/id "$A/idlink"
+printf '#!/usr/bin/bash\nexit 7\n' >"$A/script-ok"
+printf '#!/usr/bin/id\n' >"$A/script-badinterp"
+chmod +x "$A"/*
+
+cat >"$SH_TMP/policies/texec.policy" <<P
+[policy]
+name = texec
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/true
+allow = /usr/bin/seq
+allow = /usr/bin/mv
+allow = $SH_BUILD/tests/vm/
+allow = $A/
+deny = $A/denied
+P
+sed -e 's/name = texec/name = taudit\nmode = audit/' "$SH_TMP/policies/texec.policy" \
+	>"$SH_TMP/policies/taudit.policy"
+
+# A daemon with an invalid policy refuses to start, and says where.
+cp "$SH_TMP/policies/texec.policy" "$SH_TMP/bad.policy"
+echo "bogus = 1" >>"$SH_TMP/bad.policy"
+mkdir -p "$SH_TMP/badpol" && cp "$SH_TMP/bad.policy" "$SH_TMP/badpol/"
+"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/badpol" --audit-log "$SH_TMP/bad.jsonl" \
+	--socket "$SH_TMP/bad.sock" 2>"$SH_TMP/bad.err"
+check "daemon refuses an invalid policy (exit 2)" "$?" 2
+check_match "daemon names FILE:LINE of the error" "$(cat "$SH_TMP/bad.err")" "bad.policy:[0-9]+:"
+
+start_daemon || { fail "daemon starts"; exit 1; }
+pass "daemon starts"
+
+check "no denial yet" "$(counter deny_exec)" 0
+
+# Allowed and denied, side by side.
+$CTL run --policy texec -- /usr/bin/true
+check "allowlisted exec runs" "$?" 0
+
+try_in_tree texec exec /usr/bin/id
+check "non-allowlisted exec refused" "$OUT" "err EPERM"
+check "try reports the failure" "$RC" 1
+check "denial reaches the audit log" "$(audit_wait '.hook=="exec" and .target=="/usr/bin/id"')" 1
+ev=$(audit_last '.hook=="exec" and .target=="/usr/bin/id"')
+check "event: policy" "$(jq -r .policy <<<"$ev")" texec
+check "event: action" "$(jq -r .action <<<"$ev")" deny
+check "event: comm" "$(jq -r .comm <<<"$ev")" try
+check "event: uid" "$(jq -r .uid <<<"$ev")" 0
+check "event: errno" "$(jq -r .errno <<<"$ev")" 1
+check "event: reason" "$(jq -r .reason <<<"$ev")" "not allowed"
+check_match "event: cgroup is the run's" "$(jq -r .cgroup <<<"$ev")" '^/sys/fs/cgroup/sharness/run-[0-9]+$'
+check_match "event: time is RFC 3339 UTC" "$(jq -r .time <<<"$ev")" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z$'
+check_match "event: pid and ppid" "$(jq -r '"\(.pid) \(.ppid)"' <<<"$ev")" '^[0-9]+ [0-9]+$'
+check_match "event: run id" "$(jq -r .run <<<"$ev")" '^[0-9]+$'
+check "kernel counter: one exec denial" "$(counter deny_exec)" 1
+
+# Outside every tagged tree nothing is touched.
+try_outside exec /usr/bin/id -u
+check "outside the tree: same exec runs" "$OUT" 0
+check "kernel counter unchanged by outsiders" "$(counter deny_exec)" 1
+
+# sharnessctl run reports a refused command as "cannot execute" (126).
+$CTL run --policy texec -- /usr/bin/id 2>"$SH_TMP/run.err"
+check "run: refused CMD exits 126" "$?" 126
+check_match "run: says why" "$(cat "$SH_TMP/run.err")" "Operation not permitted"
+
+# Judged on the resolved file: symlink, relative path, '..', /proc/self/root.
+try_in_tree texec exec "$A/idlink"
+check "symlink to a refused binary: refused" "$OUT" "err EPERM"
+check "symlink: event names the resolved file" \
+	"$(audit_wait '.target=="/usr/bin/id"' 3)" 3
+OUT=$(cd /usr/lib && $CTL run --policy texec -- "$TRY" exec ../bin/id 2>/dev/null | head -1)
+check "relative path with '..': refused" "$OUT" "err EPERM"
+try_in_tree texec exec /proc/self/root/usr/bin/id
+check "/proc/self/root path: refused" "$OUT" "err EPERM"
+check "each recorded against /usr/bin/id" "$(audit_wait '.target=="/usr/bin/id"' 5)" 5
+
+# Longest rule wins: a deny inside an allowed directory.
+try_in_tree texec exec "$A/ok"
+check "allowed directory: binary runs" "$RC" 0
+try_in_tree texec exec "$A/denied"
+check "deny rule inside the allowed directory: refused" "$OUT" "err EPERM"
+ev=$(audit_last ".target==\"$A/denied\"")
+check "deny rule: reason" "$(jq -r .reason <<<"$ev")" "deny rule"
+
+# Interpreters are judged too.
+$CTL run --policy texec -- "$A/script-ok"
+check "#! script with an allowed interpreter runs" "$?" 7
+try_in_tree texec exec "$A/script-badinterp"
+check "#! script with a refused interpreter: refused" "$OUT" "err EPERM"
+
+# Descendants: a background grandchild in its own session is still held.
+$CTL run --policy texec -- /usr/bin/bash -c \
+	"( $TRY exec /usr/bin/id >$SH_TMP/bg.tmp 2>&1; mv $SH_TMP/bg.tmp $SH_TMP/bg.out ) &
+	 for i in \$(seq 200); do [ -e $SH_TMP/bg.out ] && break; read -t 0.05 <>$SH_TMP/fifo; done" 2>/dev/null
+check "background grandchild refused" "$(head -1 "$SH_TMP/bg.out")" "err EPERM"
+
+# tag / untag of an existing cgroup.
+CG=/sys/fs/cgroup/t_exec_manual
+mkdir -p $CG
+$CTL tag $CG texec
+check "tag an existing cgroup" "$?" 0
+OUT=$(bash -c "echo \$\$ > $CG/cgroup.procs; exec $TRY exec /usr/bin/id" | head -1)
+check "process in the tagged cgroup refused" "$OUT" "err EPERM"
+$CTL untag $CG
+check "untag" "$?" 0
+OUT=$(bash -c "echo \$\$ > $CG/cgroup.procs; exec $TRY exec /usr/bin/id -u" | head -1)
+check "after untag the same exec runs" "$OUT" 0
+rmdir $CG 2>/dev/null
+
+# Audit mode: logged, not refused.
+before=$(counter audit_exec)
+try_in_tree taudit exec /usr/bin/id -u
+check "audit mode: exec runs" "$OUT" 0
+check "audit mode: logged as audit" \
+	"$(audit_wait '.policy=="taudit" and .action=="audit" and .target=="/usr/bin/id"')" 1
+check "audit mode: audit counter" "$(counter audit_exec)" $((before + 1))
+
+check_log_valid
+
+# Stopping the daemon detaches the programs: a tree held before is free after.
+mkfifo "$SH_TMP/go"
+$CTL run --policy texec -- /usr/bin/bash -c \
+	"read x < $SH_TMP/go; $TRY exec /usr/bin/id -u" >"$SH_TMP/late.out" 2>/dev/null &
+runpid=$!
+sleep 1
+stop_daemon
+echo go >"$SH_TMP/go"
+wait $runpid
+check "after the daemon stops, programs are detached" "$(head -1 "$SH_TMP/late.out")" 0
+rmdir /sys/fs/cgroup/sharness/run-* 2>/dev/null
+exit 0
