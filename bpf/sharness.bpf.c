@@ -25,6 +25,14 @@
 
 #define FMODE_WRITE 0x2
 #define O_TRUNC 01000
+#define F_SETOWN 8
+#define F_SETOWN_EX 15
+#define F_OWNER_PGRP 2
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
+
+#define SH_WALK_MAX_DEPTH 64
+#define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -76,6 +84,7 @@ struct {
 
 struct scratch {
 	char path[SH_EVENT_PATH_MAX];
+	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 	struct sh_rule_key key;
 };
 
@@ -207,11 +216,12 @@ static __always_inline __u32 lookup_rule(struct scratch *s, const struct member 
 
 /*
  * Record a refusal (or, in audit mode, a would-be refusal) and return what
- * the hook must return.
+ * the hook must return. path_len is what the resolver returned: the length
+ * of s->path including its NUL, or a negative error.
  */
 static __always_inline int report(const struct member *m, struct scratch *s,
-				  __u32 hook, __u32 reason, long path_len,
-				  __u32 op_flags, __u32 target_pid)
+				  __u32 hook, __u32 op, __u32 reason, long path_len,
+				  __u32 evflags, __u32 op_flags, __u32 target_pid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool audit = m->flags & SH_PF_AUDIT;
@@ -239,21 +249,159 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	e->policy = m->policy;
 	e->slot = m->slot;
 	e->pad0 = 0;
-	e->flags = 0;
+	e->flags = evflags;
+	e->op = op;
 	e->op_flags = op_flags;
 	e->target_pid = target_pid;
 	e->path_err = path_len < 0 ? (__s32)path_len : 0;
 	e->path_len = 0;
 	e->path[0] = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (s && path_len > 0) {
-		long n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), s->path);
+	if (s && path_len > 1) {
+		__u32 n = (path_len - 1) & SH_PATH_MASK;
 
-		if (n > 0)
-			e->path_len = n - 1;
+		if (bpf_probe_read_kernel(e->path, n, s->path) == 0)
+			e->path_len = n;
 	}
 	bpf_ringbuf_submit(e, 0);
 	return ret;
+}
+
+/*
+ * Absolute path of (dentry, vfsmnt), from the root of the mount namespace,
+ * into s->path. Used where bpf_d_path is not allowed (the path hooks on
+ * 6.1, the unix peer). Returns the length with its NUL, or -ENAMETOOLONG
+ * when the path is deeper or longer than can be judged: the caller refuses.
+ */
+/*
+ * Field offsets for walk_step. libbpf (1.1) does not relocate CO-RE
+ * accesses inside a bpf_loop callback, so the calling program resolves them
+ * and the callback reads raw offsets.
+ */
+struct walk {
+	void *dentry;           /* struct dentry * */
+	void *mnt;              /* struct mount * */
+	__u32 pos;              /* start of the path built so far in scratch.walk */
+	int err;
+	bool done;
+	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
+	__u16 off_mnt_parent;   /* struct mount: mnt_parent */
+	__u16 off_mountpoint;   /* struct mount: mnt_mountpoint */
+	__u16 off_d_parent;     /* struct dentry: d_parent */
+	__u16 off_d_len;        /* struct dentry: d_name.len */
+	__u16 off_d_name;       /* struct dentry: d_name.name */
+};
+
+static __always_inline void *read_ptr(void *base, __u32 off)
+{
+	void *p = 0;
+
+	bpf_probe_read_kernel(&p, sizeof(p), base + off);
+	return p;
+}
+
+/* One step of walk_path: prepend one name, or cross one mount. */
+static long walk_step(__u32 i, void *data)
+{
+	struct walk *w = data;
+	struct scratch *s = get_scratch();
+	void *root, *parent;
+	const unsigned char *name;
+	__u32 len = 0, pos = w->pos;
+
+	if (!s) {
+		w->err = -ENAMETOOLONG;
+		return 1;
+	}
+	root = read_ptr(w->mnt, w->off_mnt_root);
+	parent = read_ptr(w->dentry, w->off_d_parent);
+	if (w->dentry == root || w->dentry == parent) {
+		void *up = read_ptr(w->mnt, w->off_mnt_parent);
+
+		if (up == w->mnt || !up) {
+			w->done = true;
+			return 1;
+		}
+		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	bpf_probe_read_kernel(&len, sizeof(len), w->dentry + w->off_d_len);
+	name = read_ptr(w->dentry, w->off_d_name);
+	if (len > 255 || pos > SH_EVENT_PATH_MAX - 1 || len + 1 > pos) {
+		w->err = -ENAMETOOLONG;
+		return 1;
+	}
+	pos -= len;
+	bpf_probe_read_kernel(&s->walk[pos & SH_PATH_MASK], len & 0xff, name);
+	pos -= 1;
+	s->walk[pos & SH_PATH_MASK] = '/';
+	w->pos = pos;
+	w->dentry = parent;
+	return 0;
+}
+
+/*
+ * Absolute path of (dentry, vfsmnt), from the root of the mount namespace,
+ * into s->path. Used where bpf_d_path is not allowed (the path hooks on
+ * 6.1, the unix peer). Returns the length with its NUL, or -ENAMETOOLONG
+ * when the path is deeper or longer than can be judged: the caller refuses.
+ */
+static __always_inline long walk_path(struct scratch *s, struct dentry *dentry,
+				      struct vfsmount *vfsmnt)
+{
+	struct walk w = {
+		.dentry = dentry,
+		.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
+		.pos = SH_EVENT_PATH_MAX - 1,
+		.off_mnt_root = bpf_core_field_offset(struct mount, mnt) +
+				bpf_core_field_offset(struct vfsmount, mnt_root),
+		.off_mnt_parent = bpf_core_field_offset(struct mount, mnt_parent),
+		.off_mountpoint = bpf_core_field_offset(struct mount, mnt_mountpoint),
+		.off_d_parent = bpf_core_field_offset(struct dentry, d_parent),
+		.off_d_len = bpf_core_field_offset(struct dentry, d_name) +
+			     bpf_core_field_offset(struct qstr, len),
+		.off_d_name = bpf_core_field_offset(struct dentry, d_name) +
+			      bpf_core_field_offset(struct qstr, name),
+	};
+	__u32 pos;
+
+	if (!dentry || !vfsmnt)
+		return -ENAMETOOLONG;
+	s->walk[SH_EVENT_PATH_MAX - 1] = 0;
+	bpf_loop(SH_WALK_MAX_DEPTH, walk_step, &w, 0);
+	if (w.err)
+		return w.err;
+	if (!w.done)
+		return -ENAMETOOLONG;
+	pos = w.pos;
+	if (pos == SH_EVENT_PATH_MAX - 1) {
+		pos -= 1;
+		s->walk[pos & SH_PATH_MASK] = '/';
+	}
+	return bpf_probe_read_kernel_str(s->path, sizeof(s->path), &s->walk[pos & SH_PATH_MASK]);
+}
+
+/* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
+static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
+{
+	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
+	struct cgroup *cg;
+
+	if (t && t->origin == origin)
+		return true;
+	cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	for (int i = 0; i < SH_MAX_CGROUP_LEVEL && cg; i++) {
+		struct cgroup_subsys_state *up;
+
+		if (BPF_CORE_READ(cg, kn, id) == origin)
+			return true;
+		up = BPF_CORE_READ(cg, self.parent);
+		if (!up)
+			break;
+		cg = (void *)up - bpf_core_field_offset(struct cgroup, self);
+	}
+	return false;
 }
 
 SEC("lsm/task_alloc")
@@ -296,17 +444,17 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	if (!s)
 		return -EPERM;
 	if (!m.flags)
-		return report(&m, 0, SH_HOOK_EXEC, SH_WHY_NOPOLICY, 0, 0, 0);
+		return report(&m, 0, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_NOPOLICY, 0, 0, 0, 0);
 
 	len = bpf_d_path(&bprm->file->f_path, s->path, sizeof(s->path));
 	if (len <= 0)
-		return report(&m, s, SH_HOOK_EXEC, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG, 0, 0);
+		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG, 0, 0, 0);
 
 	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
-		return report(&m, s, SH_HOOK_EXEC, SH_WHY_RULE, len, 0, 0);
+		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_RULE, len, 0, 0, 0);
 	if (act != SH_ACT_ALLOW && (m.flags & SH_PF_EXEC_ALLOWLIST))
-		return report(&m, s, SH_HOOK_EXEC, SH_WHY_DEFAULT, len, 0, 0);
+		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_DEFAULT, len, 0, 0, 0);
 	return 0;
 }
 
@@ -315,7 +463,7 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 {
 	struct member m = {};
 	struct scratch *s;
-	__u32 act, fmode, fflags;
+	__u32 act, fmode, fflags, evf;
 	bool write;
 	long len;
 
@@ -329,18 +477,334 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 		return -EPERM;
 	fmode = BPF_CORE_READ(file, f_mode);
 	fflags = BPF_CORE_READ(file, f_flags);
+	write = (fmode & FMODE_WRITE) || (fflags & O_TRUNC);
+	evf = write ? SH_EVF_WRITE : 0;
 	if (!m.flags)
-		return report(&m, 0, SH_HOOK_FILE, SH_WHY_NOPOLICY, 0, fflags, 0);
+		return report(&m, 0, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_NOPOLICY, 0, evf, fflags, 0);
 
 	len = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
 	if (len <= 0)
-		return report(&m, s, SH_HOOK_FILE, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG, fflags, 0);
+		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_UNRESOLVED,
+			      len ? len : -ENAMETOOLONG, evf, fflags, 0);
 
-	write = (fmode & FMODE_WRITE) || (fflags & O_TRUNC);
 	act = lookup_rule(s, &m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
-		return report(&m, s, SH_HOOK_FILE, SH_WHY_RULE, len, fflags, 0);
+		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_RULE, len, evf, fflags, 0);
 	if (write && act != SH_ACT_WRITE && (m.flags & SH_PF_FILE_WRITELIST))
-		return report(&m, s, SH_HOOK_FILE, SH_WHY_DEFAULT, len, fflags, 0);
+		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_DEFAULT, len, evf, fflags, 0);
 	return 0;
+}
+
+/*
+ * A change to the name space at (dentry, mnt): allowed where the policy lets
+ * the tree write. Deny rules refuse it too.
+ */
+static __always_inline int judge_write(struct member *m, struct dentry *dentry,
+				       struct vfsmount *mnt, __u32 op)
+{
+	struct scratch *s;
+	__u32 act;
+	long len;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
+	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	len = walk_path(s, dentry, mnt);
+	if (len <= 0)
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_UNRESOLVED,
+			      len ? len : -ENAMETOOLONG, SH_EVF_WRITE, 0, 0);
+	act = lookup_rule(s, m, SH_KEY_FILE, len);
+	if (act == SH_ACT_DENY)
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_RULE, len, SH_EVF_WRITE, 0, 0);
+	if (act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_DEFAULT, len, SH_EVF_WRITE, 0, 0);
+	return 0;
+}
+
+/* Each hook: pass an earlier refusal on, return at once for outsiders. */
+#define ENTER(ret, m)							\
+	do {								\
+		if (ret)						\
+			return ret;					\
+		if (!membership(&(m)))					\
+			return 0;					\
+	} while (0)
+
+SEC("lsm/path_mknod")
+int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
+	     umode_t mode, unsigned int dev, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_CREATE);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(sh_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_UNLINK);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(sh_path_mkdir, const struct path *dir, struct dentry *dentry,
+	     umode_t mode, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_MKDIR);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(sh_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_RMDIR);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(sh_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_SYMLINK);
+}
+
+/*
+ * A hard link gives the file a second name: both must be writable, or a
+ * link would turn a file the tree may only read (or not touch) into one it
+ * may write under the new name.
+ */
+SEC("lsm/path_link")
+int BPF_PROG(sh_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	ret = judge_write(&m, old_dentry, new_dir->mnt, SH_OP_LINK_FROM);
+	if (ret)
+		return ret;
+	return judge_write(&m, new_dentry, new_dir->mnt, SH_OP_LINK_TO);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(sh_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry,
+	     unsigned int flags, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	ret = judge_write(&m, old_dentry, old_dir->mnt, SH_OP_RENAME_FROM);
+	if (ret)
+		return ret;
+	return judge_write(&m, new_dentry, new_dir->mnt, SH_OP_RENAME_TO);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(sh_path_truncate, const struct path *path, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_TRUNCATE);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
+}
+
+/* kuid_t and kgid_t are passed as 32-bit values; they are not needed. */
+SEC("lsm/path_chown")
+int BPF_PROG(sh_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHOWN);
+}
+
+/*
+ * chroot would make bpf_d_path (relative to the process root) disagree
+ * with the paths rules are written for; no tree may change its root.
+ */
+SEC("lsm/path_chroot")
+int BPF_PROG(sh_path_chroot, const struct path *path, int ret)
+{
+	struct member m = {};
+	struct scratch *s;
+	long len;
+
+	ENTER(ret, m);
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	len = walk_path(s, path->dentry, path->mnt);
+	return report(&m, s, SH_HOOK_CHROOT, SH_OP_CHROOT, SH_WHY_FORBIDDEN, len, 0, 0, 0);
+}
+
+/* ---- unix sockets: judged on the peer socket the kernel found ---------- */
+
+static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
+{
+	struct unix_sock *u = (void *)peer;
+	struct unix_address *addr;
+	struct dentry *dentry;
+	struct scratch *s;
+	__u32 act;
+	long len;
+	int alen;
+
+	count(SH_CNT_HOOK(SH_HOOK_CONNECT, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, SH_HOOK_CONNECT, op, SH_WHY_NOPOLICY, 0, 0, 0, 0);
+	if (!(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	dentry = BPF_CORE_READ(u, path.dentry);
+	if (dentry) {
+		if (!(m->flags & SH_PF_CONNECT_RULES))
+			return 0;
+		len = walk_path(s, dentry, BPF_CORE_READ(u, path.mnt));
+		if (len <= 0)
+			return report(m, s, SH_HOOK_CONNECT, op, SH_WHY_UNRESOLVED,
+				      len ? len : -ENAMETOOLONG, 0, 0, 0);
+		act = lookup_rule(s, m, SH_KEY_CONNECT, len);
+		if (act == SH_ACT_DENY)
+			return report(m, s, SH_HOOK_CONNECT, op, SH_WHY_RULE, len, 0, 0, 0);
+		return 0;
+	}
+	/* No file: an abstract name (sun_path starts with NUL), or unnamed. */
+	addr = BPF_CORE_READ(u, addr);
+	if (!addr || !(m->flags & SH_PF_ABSTRACT_DENY))
+		return 0;
+	alen = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
+	if (alen <= 0)
+		return 0;
+	if (alen > 108)
+		alen = 108;
+	/* "@" then the name's bytes, NULs included (the record keeps them). */
+	s->path[0] = '@';
+	bpf_probe_read_kernel(&s->path[1], (alen - 1) & 0x7f,
+			      (void *)addr->name[0].sun_path + 1);
+	return report(m, s, SH_HOOK_CONNECT, op, SH_WHY_ABSTRACT, alen + 1,
+		      SH_EVF_ABSTRACT, 0, 0);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(sh_unix_stream_connect, struct sock *sock, struct sock *other,
+	     struct sock *newsk, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_unix_peer(&m, other, SH_OP_CONNECT);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(sh_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_unix_peer(&m, BPF_CORE_READ(other, sk), SH_OP_SEND);
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+SEC("lsm/task_kill")
+int BPF_PROG(sh_task_kill, struct task_struct *p, struct kernel_siginfo *info,
+	     int sig, const struct cred *cred, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_SIGNAL, SH_CNT_CHECK));
+	if (!m.flags)
+		return report(&m, 0, SH_HOOK_SIGNAL, SH_OP_KILL, SH_WHY_NOPOLICY, 0, 0,
+			      sig, BPF_CORE_READ(p, tgid));
+	/* Signal 0 delivers nothing: it only asks whether p exists. */
+	if (!(m.flags & SH_PF_SIGNAL_TREE) || sig == 0)
+		return 0;
+	if (in_tree(p, m.origin))
+		return 0;
+	return report(&m, 0, SH_HOOK_SIGNAL, SH_OP_KILL, SH_WHY_SCOPE, 0, 0, sig,
+		      BPF_CORE_READ(p, tgid));
+}
+
+/*
+ * F_SETOWN and its kin make the kernel send SIGIO/SIGURG to another process
+ * later, outside task_kill. With scope = tree a process may name only
+ * itself as the owner.
+ */
+static __always_inline int judge_setown(struct member *m, int owner, __u32 cmd)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	count(SH_CNT_HOOK(SH_HOOK_SIGNAL, SH_CNT_CHECK));
+	if (m->flags && !(m->flags & SH_PF_SIGNAL_TREE))
+		return 0;
+	if (m->flags && (owner == 0 || owner == (int)(id >> 32) || owner == (int)(__u32)id))
+		return 0;
+	return report(m, 0, SH_HOOK_SIGNAL, SH_OP_SETOWN,
+		      m->flags ? SH_WHY_SCOPE : SH_WHY_NOPOLICY, 0, 0, cmd,
+		      owner < 0 ? -owner : owner);
+}
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(sh_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	struct member m = {};
+	struct { int type; int pid; } ex;
+
+	if (ret)
+		return ret;
+	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
+		return 0;
+	if (!membership(&m))
+		return 0;
+	if (cmd == F_SETOWN)
+		return judge_setown(&m, (int)arg, cmd);
+	/* Unreadable argument: the kernel would fail too; refuse it here. */
+	if (bpf_probe_read_user(&ex, sizeof(ex), (void *)arg))
+		return judge_setown(&m, -1, cmd);
+	return judge_setown(&m, ex.type == F_OWNER_PGRP ? -ex.pid : ex.pid, cmd);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	struct member m = {};
+	int owner;
+
+	if (ret)
+		return ret;
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
+		return 0;
+	if (!membership(&m))
+		return 0;
+	if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg))
+		owner = -1;
+	return judge_setown(&m, owner, cmd);
 }

@@ -65,6 +65,7 @@ enum sh_policy_flags {
 	SH_PF_ABSTRACT_DENY  = 1u << 4, /* abstract unix sockets refused */
 	SH_PF_SIGNAL_TREE    = 1u << 5, /* signals only within the tagged tree */
 	SH_PF_CONNECT_RULES  = 1u << 6, /* has connect path rules */
+	SH_PF_FILE_DENY      = 1u << 7, /* has file deny rules */
 };
 
 struct sh_policy_conf {
@@ -99,7 +100,32 @@ enum sh_hook {
 	SH_HOOK_FILE    = 2,
 	SH_HOOK_CONNECT = 3,
 	SH_HOOK_SIGNAL  = 4,
-	SH_HOOK_MAX     = 5,
+	SH_HOOK_CHROOT  = 5,
+	SH_HOOK_MAX     = 6,
+};
+
+/* The operation a hook refused (event `op`). */
+enum sh_op {
+	SH_OP_EXEC = 1,
+	SH_OP_OPEN,
+	SH_OP_CREATE,      /* mknod, or open(O_CREAT) of a new file */
+	SH_OP_UNLINK,
+	SH_OP_MKDIR,
+	SH_OP_RMDIR,
+	SH_OP_RENAME_FROM,
+	SH_OP_RENAME_TO,
+	SH_OP_LINK_FROM,
+	SH_OP_LINK_TO,
+	SH_OP_SYMLINK,
+	SH_OP_TRUNCATE,
+	SH_OP_CHMOD,
+	SH_OP_CHOWN,
+	SH_OP_CONNECT,     /* unix stream connect */
+	SH_OP_SEND,        /* unix datagram connect/send */
+	SH_OP_KILL,
+	SH_OP_SETOWN,      /* F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP */
+	SH_OP_CHROOT,
+	SH_OP_MAX,
 };
 
 /* Event actions. */
@@ -114,10 +140,15 @@ enum sh_reason {
 	SH_WHY_DEFAULT    = 2, /* no allow rule matched an allowlist */
 	SH_WHY_UNRESOLVED = 3, /* the path could not be resolved: fail closed */
 	SH_WHY_NOPOLICY   = 4, /* tagged, but its policy is missing: fail closed */
+	SH_WHY_SCOPE      = 5, /* signal to a process outside the tree */
+	SH_WHY_ABSTRACT   = 6, /* abstract unix socket, abstract = deny */
+	SH_WHY_FORBIDDEN  = 7, /* an operation no tree may perform */
 };
 
 /* Event flags. */
 #define SH_EVF_PATH_TRUNC  (1u << 0) /* path did not fit in the record */
+#define SH_EVF_WRITE       (1u << 1) /* the access was a write */
+#define SH_EVF_ABSTRACT    (1u << 2) /* target is an abstract socket name (raw bytes) */
 
 /* Ring-buffer record: one refused (or audited) operation. */
 struct sh_event {
@@ -133,6 +164,7 @@ struct sh_event {
 	__u8 slot;
 	__u8 pad0;
 	__u32 flags;       /* SH_EVF_* */
+	__u32 op;          /* enum sh_op */
 	__u32 op_flags;    /* hook specific: open flags, signal number... */
 	__u32 target_pid;  /* signal hooks */
 	__s32 path_err;    /* error from path resolution, if any */

@@ -81,6 +81,22 @@ uint64_t sh_mono_to_real(uint64_t mono_ns)
 	return now_real - (now_mono - mono_ns);
 }
 
+const char *sh_op_name(unsigned op)
+{
+	static const char *const names[SH_OP_MAX] = {
+		[SH_OP_EXEC] = "exec", [SH_OP_OPEN] = "open", [SH_OP_CREATE] = "create",
+		[SH_OP_UNLINK] = "unlink", [SH_OP_MKDIR] = "mkdir", [SH_OP_RMDIR] = "rmdir",
+		[SH_OP_RENAME_FROM] = "rename-from", [SH_OP_RENAME_TO] = "rename-to",
+		[SH_OP_LINK_FROM] = "link-from", [SH_OP_LINK_TO] = "link-to",
+		[SH_OP_SYMLINK] = "symlink", [SH_OP_TRUNCATE] = "truncate",
+		[SH_OP_CHMOD] = "chmod", [SH_OP_CHOWN] = "chown", [SH_OP_CONNECT] = "connect",
+		[SH_OP_SEND] = "send", [SH_OP_KILL] = "kill", [SH_OP_SETOWN] = "setown",
+		[SH_OP_CHROOT] = "chroot",
+	};
+
+	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
+}
+
 const char *sh_reason_name(unsigned reason)
 {
 	switch (reason) {
@@ -88,6 +104,9 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_DEFAULT: return "not allowed";
 	case SH_WHY_UNRESOLVED: return "path unresolved";
 	case SH_WHY_NOPOLICY: return "policy missing";
+	case SH_WHY_SCOPE: return "outside the tree";
+	case SH_WHY_ABSTRACT: return "abstract socket";
+	case SH_WHY_FORBIDDEN: return "forbidden in a tree";
 	default: return "unknown";
 	}
 }
@@ -135,17 +154,26 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 
 		snprintf(t, sizeof(t), "%u", ev->target_pid);
 		put_str(b, "target", t);
-		sh_json_uint_field(b, "signal", ev->op_flags);
 	} else {
 		sh_json_str_field(b, "target", (const uint8_t *)ev->path, plen);
 	}
+	put_str(b, "op", sh_op_name(ev->op));
 	put_str(b, "reason", sh_reason_name(ev->reason));
 	if (ev->hook == SH_HOOK_FILE) {
-		char fl[16];
+		put_str(b, "access", (ev->flags & SH_EVF_WRITE) ? "write" : "read");
+		if (ev->op == SH_OP_OPEN) {
+			char fl[16];
 
-		snprintf(fl, sizeof(fl), "0%o", ev->op_flags);
-		put_str(b, "flags", fl);
+			snprintf(fl, sizeof(fl), "0%o", ev->op_flags);
+			put_str(b, "flags", fl);
+		}
 	}
+	if (ev->op == SH_OP_KILL)
+		sh_json_uint_field(b, "signal", ev->op_flags);
+	if (ev->op == SH_OP_SETOWN)
+		sh_json_uint_field(b, "request", ev->op_flags);
+	if (ev->flags & SH_EVF_ABSTRACT)
+		put_str(b, "socket", "abstract");
 	if (ev->path_err)
 		sh_json_int_field(b, "path_error", ev->path_err);
 	if (ev->flags & SH_EVF_PATH_TRUNC)

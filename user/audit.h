@@ -34,5 +34,6 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 void sh_audit_begin_meta(struct sh_buf *b, const char *event);
 
 const char *sh_reason_name(unsigned reason);
+const char *sh_op_name(unsigned op);
 
 #endif

@@ -37,6 +37,7 @@ const char *sh_hook_name(unsigned hook)
 	case SH_HOOK_FILE: return "file";
 	case SH_HOOK_CONNECT: return "connect";
 	case SH_HOOK_SIGNAL: return "signal";
+	case SH_HOOK_CHROOT: return "chroot";
 	default: return "unknown";
 	}
 }
@@ -423,6 +424,8 @@ static uint32_t policy_flags(const struct sh_policy *p)
 		f |= SH_PF_EXEC_ALLOWLIST;
 	if (sh_policy_has_kind(p, SH_FILE_WRITE))
 		f |= SH_PF_FILE_WRITELIST;
+	if (sh_policy_has_kind(p, SH_FILE_DENY))
+		f |= SH_PF_FILE_DENY;
 	if (p->abstract_deny)
 		f |= SH_PF_ABSTRACT_DENY;
 	if (p->signal_scope == SH_SCOPE_TREE)
