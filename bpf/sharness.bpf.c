@@ -31,6 +31,11 @@
 #define FIOSETOWN 0x8901
 #define SIOCSPGRP 0x8902
 
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#define BPF_FS_MAGIC 0xcafe4a11
+#define CLONE_INTO_CGROUP 0x200000000ULL
+
 #define SH_WALK_MAX_DEPTH 64
 #define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
 
@@ -40,6 +45,7 @@ char LICENSE[] SEC("license") = "GPL";
 volatile __u32 active_slot;  /* policy slot in force */
 volatile __u64 tag_gen;      /* bumped on every tag or policy change */
 volatile __u32 ntagged;      /* tagged cgroups; 0 lets every hook return at once */
+volatile __u64 dropped_reported; /* user space: lost events already logged */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -382,6 +388,19 @@ static __always_inline long walk_path(struct scratch *s, struct dentry *dentry,
 	return bpf_probe_read_kernel_str(s->path, sizeof(s->path), &s->walk[pos & SH_PATH_MASK]);
 }
 
+/*
+ * File systems a tree may not change at all, whatever its policy: cgroupfs
+ * (moving itself out, raising its limits, killing other trees) and bpffs
+ * (the enforcer's own pinned state).
+ */
+static __always_inline bool protected_sb(struct super_block *sb)
+{
+	unsigned long magic = BPF_CORE_READ(sb, s_magic);
+
+	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
+	       magic == BPF_FS_MAGIC;
+}
+
 /* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
 static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 {
@@ -413,6 +432,14 @@ int BPF_PROG(sh_task_alloc, struct task_struct *task, unsigned long clone_flags,
 		return ret;
 	if (!ntagged)
 		return 0;
+	if (clone_flags & CLONE_INTO_CGROUP) {
+		struct member m = {};
+
+		/* Born in another cgroup would be a way out: refused. */
+		if (membership(&m))
+			return report(&m, 0, SH_HOOK_CGROUP, SH_OP_CLONE_INTO_CGROUP,
+				      SH_WHY_FORBIDDEN, 0, 0, 0, 0);
+	}
 	parent = bpf_task_storage_get(&task_marks, bpf_get_current_task_btf(), 0, 0);
 	if (!parent || !parent->origin)
 		return 0;
@@ -487,6 +514,8 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_UNRESOLVED,
 			      len ? len : -ENAMETOOLONG, evf, fflags, 0);
 
+	if (write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)))
+		return report(&m, s, SH_HOOK_CGROUP, SH_OP_OPEN, SH_WHY_FORBIDDEN, len, evf, fflags, 0);
 	act = lookup_rule(s, &m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
 		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_RULE, len, evf, fflags, 0);
@@ -509,6 +538,13 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
+	if (protected_sb(BPF_CORE_READ(dentry, d_sb))) {
+		s = get_scratch();
+		if (!s)
+			return -EPERM;
+		return report(m, s, SH_HOOK_CGROUP, op, SH_WHY_FORBIDDEN,
+			      walk_path(s, dentry, mnt), SH_EVF_WRITE, 0, 0);
+	}
 	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
 	s = get_scratch();

@@ -101,7 +101,8 @@ enum sh_hook {
 	SH_HOOK_CONNECT = 3,
 	SH_HOOK_SIGNAL  = 4,
 	SH_HOOK_CHROOT  = 5,
-	SH_HOOK_MAX     = 6,
+	SH_HOOK_CGROUP  = 6, /* changes to cgroupfs and bpffs, clone into a cgroup */
+	SH_HOOK_MAX     = 7,
 };
 
 /* The operation a hook refused (event `op`). */
@@ -125,6 +126,7 @@ enum sh_op {
 	SH_OP_KILL,
 	SH_OP_SETOWN,      /* F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP */
 	SH_OP_CHROOT,
+	SH_OP_CLONE_INTO_CGROUP,
 	SH_OP_MAX,
 };
 

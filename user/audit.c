@@ -91,7 +91,7 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_SYMLINK] = "symlink", [SH_OP_TRUNCATE] = "truncate",
 		[SH_OP_CHMOD] = "chmod", [SH_OP_CHOWN] = "chown", [SH_OP_CONNECT] = "connect",
 		[SH_OP_SEND] = "send", [SH_OP_KILL] = "kill", [SH_OP_SETOWN] = "setown",
-		[SH_OP_CHROOT] = "chroot",
+		[SH_OP_CHROOT] = "chroot", [SH_OP_CLONE_INTO_CGROUP] = "clone-into-cgroup",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";

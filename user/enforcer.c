@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,6 +20,10 @@
 #include "util.h"
 
 struct sh_enforcer {
+	char *pin_dir;
+	char *state_path;
+	unsigned gen;                           /* pinned generation */
+	bool adopted;                           /* maps reused from a previous daemon */
 	struct sharness_bpf *skel;
 	struct ring_buffer *rb;
 	sh_event_fn fn;
@@ -38,6 +43,7 @@ const char *sh_hook_name(unsigned hook)
 	case SH_HOOK_CONNECT: return "connect";
 	case SH_HOOK_SIGNAL: return "signal";
 	case SH_HOOK_CHROOT: return "chroot";
+	case SH_HOOK_CGROUP: return "cgroup";
 	default: return "unknown";
 	}
 }
@@ -164,9 +170,303 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return e->fn ? e->fn(e->ctx, data) : 0;
 }
 
-int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx)
+/* ---- pinned state ------------------------------------------------------ */
+
+/*
+ * Everything the kernel side needs lives pinned under PIN_DIR/gen-N: maps
+ * (map_NAME) and links (link_PROG). A daemon that dies leaves them
+ * attached, so every tree stays held. The next daemon reuses the maps when
+ * their layout is the same (tags, rules, task membership and unread events
+ * carry over), attaches its own programs, pins them as generation N+1 and
+ * only then removes generation N: there is no moment without enforcement.
+ */
+
+static bool map_reusable_kind(const struct bpf_map *m)
+{
+	const char *name = bpf_map__name(m);
+	size_t n = strlen(name);
+
+	/* .rodata and .kconfig are constants of a build; .bss is state. */
+	return !bpf_map__is_internal(m) || (n >= 4 && strcmp(name + n - 4, ".bss") == 0);
+}
+
+static void pin_name(char *buf, size_t n, const char *dir, const char *kind, const char *name)
+{
+	snprintf(buf, n, "%s/%s_%s", dir, kind, name);
+	for (char *p = buf + strlen(dir) + 1; *p; p++)
+		if (*p == '.')
+			*p = '_';
+}
+
+/* Highest generation directory under pin_dir; 0 if none. */
+static unsigned newest_gen(const char *pin_dir)
+{
+	DIR *d = opendir(pin_dir);
+	struct dirent *de;
+	unsigned best = 0, g;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (sscanf(de->d_name, "gen-%u", &g) == 1 && g > best)
+			best = g;
+	closedir(d);
+	return best;
+}
+
+static int remove_gen(const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) < 0 && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
+static void remove_other_gens(const char *pin_dir, unsigned keep)
+{
+	DIR *d = opendir(pin_dir);
+	struct dirent *de;
+	unsigned g;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int err;
+
+		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
+			continue;
+		err = remove_gen(pin_dir, g);
+		if (err)
+			sh_log("cannot remove %s/gen-%u: %s", pin_dir, g, strerror(-err));
+	}
+	closedir(d);
+}
+
+/* Reuse every pinned map of generation `gen`, or none of them. */
+static int adopt_maps(struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct bpf_map *m;
+	int fds[32], n = 0, err = 0;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	bpf_object__for_each_map(m, skel->obj) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (!map_reusable_kind(m))
+			continue;
+		if (n == (int)(sizeof(fds) / sizeof(fds[0]))) {
+			err = -E2BIG;
+			break;
+		}
+		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		fds[n++] = fd;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+		    info.value_size != bpf_map__value_size(m) ||
+		    info.max_entries != bpf_map__max_entries(m) ||
+		    info.map_flags != bpf_map__map_flags(m)) {
+			sh_log("pinned map %s does not match this build's layout", path);
+			err = -EINVAL;
+			break;
+		}
+	}
+	if (!err) {
+		int i = 0;
+
+		bpf_object__for_each_map(m, skel->obj) {
+			if (!map_reusable_kind(m))
+				continue;
+			err = bpf_map__reuse_fd(m, fds[i++]);
+			if (err)
+				break;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return err;
+}
+
+static int pin_all(struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	err = sh_mkdir_p(dir, 0700);
+	if (err)
+		return err;
+	bpf_object__for_each_map(m, skel->obj) {
+		if (!map_reusable_kind(m))
+			continue;
+		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
+		err = bpf_map__pin(m, path);
+		if (err)
+			return err;
+	}
+	bpf_object__for_each_program(p, skel->obj) {
+		struct bpf_link *l = NULL;
+
+		/* The skeleton keeps one link per program, in order. */
+		for (int i = 0; i < skel->skeleton->prog_cnt; i++)
+			if (*skel->skeleton->progs[i].prog == p)
+				l = *skel->skeleton->progs[i].link;
+		if (!l)
+			continue;
+		pin_name(path, sizeof(path), dir, "link", bpf_program__name(p));
+		err = bpf_link__pin(l, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int sh_pinned_state(const char *pin_dir, unsigned *links, unsigned *tags)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	unsigned gen = newest_gen(pin_dir);
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	*links = *tags = 0;
+	if (!gen)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		*links += strncmp(de->d_name, "link_", 5) == 0;
+	closedir(d);
+	snprintf(path, sizeof(path), "%s/map_tags", dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		__u64 key, next;
+		void *prev = NULL;
+
+		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+			(*tags)++;
+			key = next;
+			prev = &key;
+		}
+		close(fd);
+	}
+	return gen;
+}
+
+int sh_unload_pinned(const char *pin_dir)
+{
+	unsigned gen;
+	int err = 0;
+
+	while ((gen = newest_gen(pin_dir))) {
+		int e = remove_gen(pin_dir, gen);
+
+		if (e) {
+			err = e;
+			break;
+		}
+	}
+	return err;
+}
+
+/* Runtime tags (tag, run) survive a daemon restart in this file. */
+static void save_state(struct sh_enforcer *e)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (!e->state_path)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", e->state_path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		sh_log("cannot write %s: %s", tmp, strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < e->ntags; i++)
+		if (!e->tags[i].from_policy)
+			fprintf(f, "%llu\t%u\t%s\t%s\n", (unsigned long long)e->tags[i].cgid,
+				e->tags[i].run_id, e->tags[i].policy, e->tags[i].path);
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, e->state_path))
+		sh_log("cannot write %s: %s", e->state_path, strerror(errno));
+}
+
+static void restore_state(struct sh_enforcer *e)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	f = fopen(e->state_path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		struct sh_cgroup_tag v;
+		unsigned long long cgid;
+		unsigned run_id;
+		char *policy, *path, *save = NULL;
+		struct sh_tag_entry *t;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llu\t%u\t", &cgid, &run_id) != 2)
+			continue;
+		strtok_r(line, "\t", &save);
+		strtok_r(NULL, "\t", &save);
+		policy = strtok_r(NULL, "\t", &save);
+		path = strtok_r(NULL, "", &save);
+		if (!policy || !path || bpf_map_lookup_elem(tags_fd, &cgid, &v))
+			continue;
+		t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
+		if (!t)
+			break;
+		e->tags = t;
+		e->tags[e->ntags] = (struct sh_tag_entry){ .cgid = cgid, .run_id = run_id,
+			.policy = strdup(policy), .path = strdup(path) };
+		if (!e->tags[e->ntags].policy || !e->tags[e->ntags].path) {
+			free(e->tags[e->ntags].policy);
+			free(e->tags[e->ntags].path);
+			break;
+		}
+		sh_log("adopted tag %s (policy %s%s)", path, policy, run_id ? ", run" : "");
+		e->ntags++;
+	}
+	free(line);
+	fclose(f);
+}
+
+int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
+		     const char *pin_dir, const char *state_path)
 {
 	struct sh_enforcer *e;
+	unsigned old_gen;
 	int err;
 
 	e = calloc(1, sizeof(*e));
@@ -174,20 +474,93 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx)
 		return -ENOMEM;
 	e->fn = fn;
 	e->ctx = ctx;
-	err = load_and_attach(&e->skel);
+	e->pin_dir = strdup(pin_dir);
+	e->state_path = state_path ? strdup(state_path) : NULL;
+	if (!e->pin_dir || (state_path && !e->state_path)) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	e->skel = sharness_bpf__open();
+	if (!e->skel) {
+		err = errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	old_gen = newest_gen(pin_dir);
+	if (old_gen) {
+		err = adopt_maps(e->skel, pin_dir, old_gen);
+		if (err) {
+			/* Start fresh; the old programs stay attached until ours are. */
+			sh_log("cannot reuse the pinned maps of %s/gen-%u (%s): starting with "
+			       "fresh maps; tags are restored from %s", pin_dir, old_gen,
+			       strerror(-err), e->state_path ? e->state_path : "(nowhere)");
+			sharness_bpf__destroy(e->skel);
+			e->skel = sharness_bpf__open();
+			if (!e->skel) {
+				err = errno ? -errno : -ENOMEM;
+				goto fail;
+			}
+		} else {
+			e->adopted = true;
+		}
+	}
+	err = sharness_bpf__load(e->skel);
+	if (!err)
+		err = sharness_bpf__attach(e->skel);
 	if (err)
 		goto fail;
+	err = pin_all(e->skel, pin_dir, old_gen + 1);
+	if (err) {
+		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
+		       pin_dir, strerror(-err));
+		remove_gen(pin_dir, old_gen + 1);
+		goto fail;
+	}
+	e->gen = old_gen + 1;
+	/* Ours are attached and pinned: older generations can go. */
+	remove_other_gens(pin_dir, e->gen);
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_sample, e, NULL);
 	if (!e->rb) {
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	e->slot = 0;
-	e->skel->bss->active_slot = 0;
+	if (e->adopted) {
+		e->slot = e->skel->bss->active_slot & 1;
+		restore_state(e);
+	} else {
+		e->slot = 0;
+		e->skel->bss->active_slot = 0;
+		if (old_gen)
+			restore_state(e);
+	}
 	*out = e;
 	return 0;
 fail:
 	sh_enforcer_destroy(e);
+	return err;
+}
+
+uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e)
+{
+	return e->skel->bss->dropped_reported;
+}
+
+void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v)
+{
+	e->skel->bss->dropped_reported = v;
+}
+
+bool sh_enforcer_adopted(struct sh_enforcer *e)
+{
+	return e->adopted;
+}
+
+/* Detach everything: unpin, then close (the links go with their last fd). */
+int sh_enforcer_unload(struct sh_enforcer *e)
+{
+	int err = sh_unload_pinned(e->pin_dir);
+
+	if (e->state_path)
+		unlink(e->state_path);
 	return err;
 }
 
@@ -211,6 +584,8 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 			free(e->names[s][i]);
 	sh_policy_set_free(&e->set);
 	free_tags(e->tags, e->ntags);
+	free(e->pin_dir);
+	free(e->state_path);
 	free(e);
 }
 
@@ -574,14 +949,29 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	bump_gen(e);
 	e->slot = ns;
 
-	/* Drop tags that the new set no longer has. */
-	for (size_t i = 0; i < e->ntags; i++) {
-		bool keep = false;
+	/* Drop every tag the new set does not have (including any left by a
+	 * previous daemon whose record was lost). */
+	for (;;) {
+		__u64 key, next;
+		void *prev = NULL;
+		bool found = false;
 
-		for (size_t j = 0; j < nnt; j++)
-			keep |= nt[j].cgid == e->tags[i].cgid;
-		if (!keep)
-			bpf_map_delete_elem(tags_fd, &e->tags[i].cgid);
+		while (bpf_map_get_next_key(tags_fd, prev, &next) == 0) {
+			bool keep = false;
+
+			for (size_t j = 0; j < nnt; j++)
+				keep |= nt[j].cgid == next;
+			if (!keep) {
+				found = true;
+				break;
+			}
+			key = next;
+			prev = &key;
+		}
+		if (!found || bpf_map_delete_elem(tags_fd, &next))
+			break;
+		sh_log("dropped tag of cgroup id %llu: no policy or run claims it",
+		       (unsigned long long)next);
 	}
 	e->skel->bss->ntagged = ntag_new;
 	bump_gen(e);
@@ -597,6 +987,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	e->set = *set;
 	memset(set, 0, sizeof(*set));
 	(void)old;
+	save_state(e);
 	return 0;
 
 out_clear:
@@ -616,6 +1007,10 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	uint64_t id;
 	int idx, err;
 
+	if (strpbrk(cgroup, "\t\n")) {
+		snprintf(errbuf, errlen, "cgroup path must not contain tabs or newlines");
+		return -EINVAL;
+	}
 	idx = policy_index(&e->set, policy);
 	if (idx < 0) {
 		snprintf(errbuf, errlen, "no policy named '%s' is loaded", policy);
@@ -656,6 +1051,7 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	e->ntags++;
 	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
 	bump_gen(e);
+	save_state(e);
 	return 0;
 }
 
@@ -692,6 +1088,7 @@ int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, s
 		if (e->skel->bss->ntagged)
 			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
 		bump_gen(e);
+		save_state(e);
 		return 0;
 	}
 	snprintf(errbuf, errlen, "%s is not tagged", cgroup);

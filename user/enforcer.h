@@ -47,7 +47,20 @@ typedef int (*sh_event_fn)(void *ctx, const struct sh_event *ev);
 
 struct sh_enforcer;
 
-int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx);
+/* Load, attach and pin under pin_dir, adopting a previous daemon's pinned
+ * state (see enforcer.c). state_path keeps runtime tags across restarts. */
+int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
+		     const char *pin_dir, const char *state_path);
+bool sh_enforcer_adopted(struct sh_enforcer *e);
+/* Lost events already written to the audit log (kept with the pinned state). */
+uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e);
+void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v);
+/* Detach: remove every pinned generation. The programs stay attached
+ * until the enforcer is destroyed. */
+int sh_enforcer_unload(struct sh_enforcer *e);
+/* Without a daemon: newest pinned generation (0: none), its links and tags. */
+int sh_pinned_state(const char *pin_dir, unsigned *links, unsigned *tags);
+int sh_unload_pinned(const char *pin_dir);
 void sh_enforcer_destroy(struct sh_enforcer *e);
 
 /* Swap in a new policy set atomically. On error nothing changes and the

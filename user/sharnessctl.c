@@ -41,6 +41,7 @@
 #define RUN_EXIT_SETUP   125
 
 static const char *sock_path = SH_CTL_DEFAULT_SOCKET;
+static const char *pin_dir = "/sys/fs/bpf/sharness";
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -63,7 +64,10 @@ static void usage(FILE *f)
 		"  run --policy NAME [--workdir DIR] [--pids-max N] [--timeout SEC] [--user USER] -- CMD [ARG...]\n"
 		"                                run CMD in a fresh tagged cgroup, kill what is left when it ends\n"
 		"  log [-f] [--json] [--policy NAME] [-n N] [--file PATH]\n"
-		"                                show the audit log (follow with -f)\n");
+		"                                show the audit log (follow with -f)\n"
+		"  unload [--force]              detach the programs (refused while cgroups are tagged)\n"
+		"options: --socket PATH (default " SH_CTL_DEFAULT_SOCKET "), --pin-dir DIR (for status\n"
+		"         without a daemon; default /sys/fs/bpf/sharness), --verbose\n");
 }
 
 /* Reports a failed daemon call and maps it to an exit status. */
@@ -118,16 +122,55 @@ static int cmd_policy(int argc, char **argv)
 	return SH_EXIT_FAIL;
 }
 
+/*
+ * Three states: enforcing with a daemon (exit 0); enforcing without one,
+ * the programs pinned and attached but nobody writing the audit log (exit
+ * 4); not enforcing (exit 3).
+ */
 static int cmd_status(int argc, char **argv)
 {
 	const char *req[] = { "status", "json" };
 	bool json = argc > 1 && strcmp(argv[1], "--json") == 0;
+	unsigned links, tags;
+	int ret, gen;
 
 	if (argc > 2 || (argc == 2 && !json)) {
 		usage(stderr);
 		return SH_EXIT_FAIL;
 	}
-	return daemon_status(sh_ctl_call(sock_path, json ? 2 : 1, req, stdout, stderr));
+	ret = sh_ctl_call(sock_path, json ? 2 : 1, req, stdout, stderr);
+	if (ret >= 0)
+		return ret;
+	gen = sh_pinned_state(pin_dir, &links, &tags);
+	if (gen > 0 && links > 0) {
+		if (json)
+			printf("{\"state\":\"enforcing-without-daemon\",\"programs\":%u,\"tagged\":%u,"
+			       "\"pin_dir\":\"%s/gen-%d\"}\n", links, tags, pin_dir, gen);
+		else
+			printf("enforcing WITHOUT daemon: %u programs pinned under %s/gen-%d, %u cgroups "
+			       "tagged; violations are refused but not logged until sharnessd "
+			       "starts again (%s: %s)\n", links, pin_dir, gen, tags, sock_path,
+			       strerror(-ret));
+		return SH_EXIT_DAEMON;
+	}
+	if (json)
+		printf("{\"state\":\"not-enforcing\"}\n");
+	else
+		printf("NOT enforcing: no sharnessd at %s (%s) and nothing pinned under %s\n",
+		       sock_path, strerror(-ret), pin_dir);
+	return SH_EXIT_NOENFORCE;
+}
+
+static int cmd_unload(int argc, char **argv)
+{
+	const char *req[] = { "unload", "force" };
+	bool force = argc > 1 && strcmp(argv[1], "--force") == 0;
+
+	if (argc > 2 || (argc == 2 && !force)) {
+		usage(stderr);
+		return SH_EXIT_FAIL;
+	}
+	return daemon_status(sh_ctl_call(sock_path, force ? 2 : 1, req, stdout, stderr));
 }
 
 static int cmd_tag(int argc, char **argv)
@@ -570,6 +613,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, 0, 's' },
+		{ "pin-dir", required_argument, 0, 'P' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0 }
@@ -577,9 +621,10 @@ int main(int argc, char **argv)
 	int c;
 
 	sh_prog = "sharnessctl";
-	while ((c = getopt_long(argc, argv, "+s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:P:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': sock_path = optarg; break;
+		case 'P': pin_dir = optarg; break;
 		case 'v': sh_verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return SH_EXIT_FAIL;
@@ -604,6 +649,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc, argv);
 	if (strcmp(argv[0], "log") == 0)
 		return cmd_log(argc, argv);
+	if (strcmp(argv[0], "unload") == 0)
+		return cmd_unload(argc, argv);
 	fprintf(stderr, "sharnessctl: unknown command '%s'\n", argv[0]);
 	usage(stderr);
 	return SH_EXIT_FAIL;

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -50,6 +52,7 @@ struct daemon {
 	uint32_t next_run;
 	uint64_t started_ns;
 	int reloads;
+	bool unloading;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -64,6 +67,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sharnessd [--policy-dir DIR] [--audit-log FILE] [--socket PATH]\n"
 		"                 [--pin-dir DIR] [--foreground] [--verbose]\n"
+		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
+		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
 		"          --audit-log /var/log/sharness/audit.jsonl\n"
 		"          --socket " SH_CTL_DEFAULT_SOCKET "\n"
@@ -99,14 +104,16 @@ static void check_dropped(struct daemon *d)
 {
 	uint64_t c[SH_CNT_MAX];
 
+	uint64_t reported = sh_enforcer_dropped_reported(d->enf);
+
 	sh_enforcer_counters(d->enf, c);
-	if (c[SH_CNT_DROPPED] > d->dropped_logged) {
+	if (c[SH_CNT_DROPPED] > reported) {
 		sh_audit_begin_meta(&d->buf, "lost");
-		sh_json_uint_field(&d->buf, "count", c[SH_CNT_DROPPED] - d->dropped_logged);
+		sh_json_uint_field(&d->buf, "count", c[SH_CNT_DROPPED] - reported);
 		sh_json_uint_field(&d->buf, "total", c[SH_CNT_DROPPED]);
 		sh_json_end(&d->buf);
 		audit_emit(d);
-		d->dropped_logged = c[SH_CNT_DROPPED];
+		sh_enforcer_set_dropped_reported(d->enf, c[SH_CNT_DROPPED]);
 	}
 }
 
@@ -359,6 +366,33 @@ static int handle_request(struct daemon *d, int fd, int argc, char **argv)
 		audit_emit(d);
 		return 0;
 	}
+	if (strcmp(argv[0], "unload") == 0) {
+		size_t ntags;
+		bool force = argc > 1 && strcmp(argv[1], "force") == 0;
+
+		sh_enforcer_tags(d->enf, &ntags);
+		if (ntags && !force) {
+			sh_ctl_reply(fd, 'E', "%zu cgroup%s tagged: unloading would release %s; "
+				     "end the runs and untag, or use --force\n", ntags,
+				     ntags == 1 ? " is" : "s are", ntags == 1 ? "it" : "them");
+			return SH_EXIT_FAIL;
+		}
+		ret = sh_enforcer_unload(d->enf);
+		sh_audit_begin_meta(&d->buf, "unload");
+		sh_json_uint_field(&d->buf, "tagged", ntags);
+		sh_json_uint_field(&d->buf, "forced", force);
+		sh_json_str_field(&d->buf, "result", (const uint8_t *)(ret ? "failed" : "ok"), ret ? 6 : 2);
+		sh_json_end(&d->buf);
+		audit_emit(d);
+		if (ret) {
+			sh_ctl_reply(fd, 'E', "unload failed: %s\n", strerror(-ret));
+			return SH_EXIT_FAIL;
+		}
+		sh_log("unloaded on request%s: programs detached", force ? " (forced)" : "");
+		sh_ctl_reply(fd, 'O', "unloaded: programs detached, sharnessd stopping\n");
+		d->unloading = true;
+		return 0;
+	}
 	if (strcmp(argv[0], "run-begin") == 0)
 		return run_begin(d, fd, argc, argv);
 	if (strcmp(argv[0], "run-end") == 0)
@@ -412,6 +446,40 @@ static void serve(struct daemon *d, int lfd)
 	close(fd);
 }
 
+/* sharnessd --unload: detach what a stopped daemon left pinned. */
+static int unload_pinned(struct daemon *d, bool force)
+{
+	unsigned links, tags;
+	int gen = sh_pinned_state(d->pin_dir, &links, &tags), err;
+
+	if (gen <= 0) {
+		sh_log("nothing pinned under %s: not enforcing", d->pin_dir);
+		return 0;
+	}
+	if (tags && !force) {
+		sh_log("%u cgroup%s tagged in %s/gen-%d: unloading would release %s; use --force",
+		       tags, tags == 1 ? " is" : "s are", d->pin_dir, gen, tags == 1 ? "it" : "them");
+		return SH_EXIT_FAIL;
+	}
+	err = sh_unload_pinned(d->pin_dir);
+	if (sh_audit_open(&d->audit, d->audit_path) == 0) {
+		sh_audit_begin_meta(&d->buf, "unload");
+		sh_json_uint_field(&d->buf, "tagged", tags);
+		sh_json_uint_field(&d->buf, "forced", force);
+		sh_json_str_field(&d->buf, "result", (const uint8_t *)(err ? "failed" : "ok"),
+				  err ? 6 : 2);
+		sh_json_end(&d->buf);
+		audit_emit(d);
+		sh_audit_close(&d->audit);
+	}
+	if (err) {
+		sh_log("cannot unload %s: %s", d->pin_dir, strerror(-err));
+		return SH_EXIT_FAIL;
+	}
+	sh_log("unloaded %u programs pinned under %s", links, d->pin_dir);
+	return 0;
+}
+
 /* Without --foreground the daemon detaches once it enforces; the parent
  * exits with the child's set-up status so a failure is never hidden. */
 static int daemonize(int *notify_fd)
@@ -450,8 +518,13 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, 0, 'f' },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "help", no_argument, 0, 'h' },
+		{ "unload", no_argument, 0, 'U' },
+		{ "force", no_argument, 0, 'F' },
 		{ 0 }
 	};
+	bool unload = false, force = false;
+	char state_path[PATH_MAX], lock_path[PATH_MAX];
+	int lock_fd = -1;
 	struct daemon d = {
 		.policy_dir = "/etc/sharness/policies",
 		.audit_path = "/var/log/sharness/audit.jsonl",
@@ -475,6 +548,8 @@ int main(int argc, char **argv)
 		case 'P': d.pin_dir = optarg; break;
 		case 'f': foreground = true; break;
 		case 'v': sh_verbose = true; break;
+		case 'U': unload = true; break;
+		case 'F': force = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return SH_EXIT_FAIL;
 		}
@@ -485,6 +560,28 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_print);
 	sh_buf_init(&d.buf);
+	snprintf(state_path, sizeof(state_path), "%s.tags", d.socket_path);
+	snprintf(lock_path, sizeof(lock_path), "%s.lock", d.socket_path);
+
+	/* One daemon per socket: a second one would fight over the pins. */
+	{
+		char dir[PATH_MAX], *slash;
+
+		snprintf(dir, sizeof(dir), "%s", d.socket_path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			sh_mkdir_p(dir, 0700);
+		}
+	}
+	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		sh_log("another sharnessd holds %s (%s); %s", lock_path, strerror(errno),
+		       unload ? "use sharnessctl unload" : "not starting a second one");
+		return SH_EXIT_FAIL;
+	}
+	if (unload)
+		return unload_pinned(&d, force);
 
 	/* Policy first: a bad policy is reported even on a kernel that
 	 * cannot enforce. */
@@ -510,9 +607,9 @@ int main(int argc, char **argv)
 		sh_log("cannot open audit log %s: %s", d.audit_path, strerror(-err));
 		goto out;
 	}
-	err = sh_enforcer_open(&d.enf, on_event, &d);
+	err = sh_enforcer_open(&d.enf, on_event, &d, d.pin_dir, state_path);
 	if (err) {
-		sh_log("cannot load and attach the programs: %s", strerror(-err));
+		sh_log("cannot load, attach and pin the programs: %s", strerror(-err));
 		ret = SH_EXIT_NOENFORCE;
 		goto out;
 	}
@@ -554,6 +651,7 @@ int main(int argc, char **argv)
 	d.next_run = (uint32_t)(sh_now_ns(CLOCK_REALTIME) / 1000000000ull) % 1000000 * 100;
 	sh_audit_begin_meta(&d.buf, "daemon-start");
 	sh_json_uint_field(&d.buf, "pid", getpid());
+	sh_json_uint_field(&d.buf, "adopted", sh_enforcer_adopted(d.enf));
 	sh_json_str_field(&d.buf, "kernel", (const uint8_t *)probe.kernel, strlen(probe.kernel));
 	sh_json_uint_field(&d.buf, "policies", sh_enforcer_policies(d.enf)->n);
 	sh_json_end(&d.buf);
@@ -561,6 +659,9 @@ int main(int argc, char **argv)
 	sh_log("enforcing %zu policies from %s (kernel %s), audit log %s, control %s",
 	       sh_enforcer_policies(d.enf)->n, d.policy_dir, probe.kernel, d.audit_path,
 	       d.socket_path);
+	/* Events queued while no daemon was reading. */
+	sh_enforcer_consume(d.enf);
+	check_dropped(&d);
 	sd_notify(0, "READY=1");
 	if (notify_fd >= 0) {
 		char ok = 0;
@@ -574,7 +675,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	while (running) {
+	while (running && !d.unloading) {
 		struct epoll_event evs[8];
 		int n = epoll_wait(efd, evs, 8, 1000);
 
@@ -612,9 +713,16 @@ int main(int argc, char **argv)
 	check_dropped(&d);
 	sh_audit_begin_meta(&d.buf, "daemon-stop");
 	sh_json_uint_field(&d.buf, "pid", getpid());
+	sh_json_str_field(&d.buf, "enforcement",
+			  (const uint8_t *)(d.unloading ? "unloaded" : "continues"),
+			  d.unloading ? 8 : 9);
 	sh_json_end(&d.buf);
 	audit_emit(&d);
-	sh_log("stopping: programs detached");
+	if (d.unloading)
+		sh_log("stopping: programs detached");
+	else
+		sh_log("stopping: programs stay attached and pinned under %s; "
+		       "`sharnessctl unload` detaches them", d.pin_dir);
 	ret = 0;
 out:
 	if (notify_fd >= 0) {
@@ -633,6 +741,8 @@ out:
 	if (efd >= 0)
 		close(efd);
 	sh_enforcer_destroy(d.enf);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (d.audit.path)
 		sh_audit_close(&d.audit);
 	sh_policy_set_free(&set);

@@ -51,16 +51,16 @@ check "non-allowlisted exec refused" "$OUT" "err EPERM"
 check "try reports the failure" "$RC" 1
 check "denial reaches the audit log" "$(audit_wait '.hook=="exec" and .target=="/usr/bin/id"')" 1
 ev=$(audit_last '.hook=="exec" and .target=="/usr/bin/id"')
-check "event: policy" "$(jq -r .policy <<<"$ev")" texec
-check "event: action" "$(jq -r .action <<<"$ev")" deny
-check "event: comm" "$(jq -r .comm <<<"$ev")" try
-check "event: uid" "$(jq -r .uid <<<"$ev")" 0
-check "event: errno" "$(jq -r .errno <<<"$ev")" 1
-check "event: reason" "$(jq -r .reason <<<"$ev")" "not allowed"
-check_match "event: cgroup is the run's" "$(jq -r .cgroup <<<"$ev")" '^/sys/fs/cgroup/sharness/run-[0-9]+$'
-check_match "event: time is RFC 3339 UTC" "$(jq -r .time <<<"$ev")" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z$'
-check_match "event: pid and ppid" "$(jq -r '"\(.pid) \(.ppid)"' <<<"$ev")" '^[0-9]+ [0-9]+$'
-check_match "event: run id" "$(jq -r .run <<<"$ev")" '^[0-9]+$'
+check "event: policy" "$(field policy "$ev")" texec
+check "event: action" "$(field action "$ev")" deny
+check "event: comm" "$(field comm "$ev")" try
+check "event: uid" "$(field uid "$ev")" 0
+check "event: errno" "$(field errno "$ev")" 1
+check "event: reason" "$(field reason "$ev")" "not allowed"
+check_match "event: cgroup is the run's" "$(field cgroup "$ev")" '^/sys/fs/cgroup/sharness/run-[0-9]+$'
+check_match "event: time is RFC 3339 UTC" "$(field time "$ev")" '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z$'
+check_match "event: pid and ppid" "$(field pid "$ev") $(field ppid "$ev")" '^[0-9]+ [0-9]+$'
+check_match "event: run id" "$(field run "$ev")" '^[0-9]+$'
 check "kernel counter: one exec denial" "$(counter deny_exec)" 1
 
 # Outside every tagged tree nothing is touched.
@@ -90,7 +90,7 @@ check "allowed directory: binary runs" "$RC" 0
 try_in_tree texec exec "$A/denied"
 check "deny rule inside the allowed directory: refused" "$OUT" "err EPERM"
 ev=$(audit_last ".target==\"$A/denied\"")
-check "deny rule: reason" "$(jq -r .reason <<<"$ev")" "deny rule"
+check "deny rule: reason" "$(field reason "$ev")" "deny rule"
 
 # Interpreters are judged too.
 $CTL run --policy texec -- "$A/script-ok"
@@ -127,15 +127,20 @@ check "audit mode: audit counter" "$(counter audit_exec)" $((before + 1))
 
 check_log_valid
 
-# Stopping the daemon detaches the programs: a tree held before is free after.
+# Unloading detaches the programs: a tree held before is free after.
 mkfifo "$SH_TMP/go"
 $CTL run --policy texec -- /usr/bin/bash -c \
 	"read x < $SH_TMP/go; $TRY exec /usr/bin/id -u" >"$SH_TMP/late.out" 2>/dev/null &
 runpid=$!
 sleep 1
-stop_daemon
+$CTL unload
+check "unload refused while a run is tagged" "$?" 1
+$CTL unload --force
+check "unload --force" "$?" 0
+wait_daemon_exit
 echo go >"$SH_TMP/go"
 wait $runpid
-check "after the daemon stops, programs are detached" "$(head -1 "$SH_TMP/late.out")" 0
+check "after unload the programs are detached" "$(head -1 "$SH_TMP/late.out")" 0
+check "unload is in the audit log" "$(jq -c 'select(.event=="unload" and .result=="ok")' "$AUDIT" | wc -l)" 1
 rmdir /sys/fs/cgroup/sharness/run-* 2>/dev/null
 exit 0

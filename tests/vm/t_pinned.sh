@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Enforcement outlives its daemon: programs, links and maps are pinned; a
+# tree started before `kill -9 sharnessd` stays held while no daemon runs
+# and after a new one adopts the pinned state. Unloading is explicit.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$SH_TMP/policies/tpin.policy" <<P
+[policy]
+name = tpin
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+P
+start_daemon || { fail "daemon starts"; exit 1; }
+
+# A long-lived tree that executes what it is told, one command at a time.
+F=$SH_TMP
+mkfifo "$F/cmd" "$F/ack"
+$CTL run --policy tpin -- /usr/bin/bash -c \
+	"while read -r x < $F/cmd; do [ \"\$x\" = quit ] && exit 0; $TRY exec \$x -u >$F/ack 2>&1; done" \
+	2>"$F/run.err" &
+runpid=$!
+ask() { echo "$1" >"$F/cmd"; local r; read -r r <"$F/ack"; echo "$r"; }
+
+check "with the daemon: refused" "$(ask /usr/bin/id)" "err EPERM"
+check "with the daemon: status says enforcing" "$($CTL status >/dev/null; echo $?)" 0
+check "programs pinned" "$(ls "$PIN"/gen-*/ | grep -c '^link_')" "$(ls "$PIN"/gen-*/ | grep -c '^link_')"
+check_match "links are pinned" "$(ls "$PIN"/gen-*/ | grep -c '^link_')" '^[1-9][0-9]*$'
+
+stop_daemon KILL
+check "kill -9: the daemon is gone" "$(kill -0 "$(pgrep -x sharnessd || echo 999999)" 2>/dev/null; echo $?)" 1
+out=$($CTL status)
+check "without the daemon: status exit 4" "$?" 4
+check_match "without the daemon: status says so" "$out" "enforcing WITHOUT daemon"
+check "without the daemon: the tree is still refused" "$(ask /usr/bin/id)" "err EPERM"
+check "without the daemon: allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
+
+start_daemon || { fail "daemon restarts"; exit 1; }
+check "restart adopts the pinned state" \
+	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 1
+check "events refused while down reach the log after restart" \
+	"$(audit_wait '.hook=="exec" and .target=="/usr/bin/id"' 2)" 2
+check "after restart: still refused" "$(ask /usr/bin/id)" "err EPERM"
+check "after restart: the run is still listed" "$($CTL status | grep -c '(run)')" 1
+check "exactly one pinned generation" "$(ls -d "$PIN"/gen-* | wc -l)" 1
+
+$CTL unload 2>"$F/unload.err"
+check "unload refused while a run is tagged" "$?" 1
+check_match "unload says why" "$(cat "$F/unload.err")" "tagged"
+check "refused unload left enforcement on" "$(ask /usr/bin/id)" "err EPERM"
+
+echo quit >"$F/cmd"
+wait $runpid
+check "the run ended normally" "$?" 0
+$CTL unload
+check "unload with nothing tagged" "$?" 0
+wait_daemon_exit
+sleep 0.5
+out=$($CTL status)
+check "after unload: status exit 3" "$?" 3
+check_match "after unload: NOT enforcing" "$out" "NOT enforcing"
+check "after unload: nothing pinned" "$(ls "$PIN" 2>/dev/null | wc -l)" 0
+
+# sharnessd --unload, for pins left by a dead daemon, refuses while tagged.
+start_daemon || { fail "daemon starts again"; exit 1; }
+mkdir -p /sys/fs/cgroup/t_pinned
+$CTL tag /sys/fs/cgroup/t_pinned tpin
+stop_daemon KILL
+"$SH_BUILD/sharnessd" --unload --pin-dir "$PIN" --socket "$SOCK" --audit-log "$AUDIT" 2>"$F/u.err"
+check "sharnessd --unload refused with a tagged cgroup" "$?" 1
+check_match "sharnessd --unload says why" "$(cat "$F/u.err")" "tagged"
+"$SH_BUILD/sharnessd" --unload --force --pin-dir "$PIN" --socket "$SOCK" --audit-log "$AUDIT" 2>"$F/u.err"
+check "sharnessd --unload --force" "$?" 0
+check "--force unload: nothing pinned" "$(ls "$PIN" 2>/dev/null | wc -l)" 0
+check "unloads are logged" "$(jq -c 'select(.event=="unload" and .result=="ok")' "$AUDIT" | wc -l)" 2
+rmdir /sys/fs/cgroup/t_pinned
+check_log_valid
+exit 0
