@@ -36,6 +36,10 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #define CLONE_INTO_CGROUP 0x200000000ULL
 
+#define PROT_EXEC 0x4
+#define PTRACE_MODE_NOAUDIT 0x04
+#define READING_FIRMWARE 1
+
 #define SH_WALK_MAX_DEPTH 64
 #define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
 
@@ -46,6 +50,7 @@ volatile __u32 active_slot;  /* policy slot in force */
 volatile __u64 tag_gen;      /* bumped on every tag or policy change */
 volatile __u32 ntagged;      /* tagged cgroups; 0 lets every hook return at once */
 volatile __u64 dropped_reported; /* user space: lost events already logged */
+volatile __u32 daemon_tgid;  /* sharnessd: no tree may signal or trace it */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -476,6 +481,10 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	len = bpf_d_path(&bprm->file->f_path, s->path, sizeof(s->path));
 	if (len <= 0)
 		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG, 0, 0, 0);
+	/* A file with no name left (memfd_create, unlinked) matches no rule
+	 * written for what is on disk: never executed by a tree. */
+	if (BPF_CORE_READ(bprm, file, f_inode, i_nlink) == 0)
+		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_DELETED, len, 0, 0, 0);
 
 	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
@@ -781,6 +790,9 @@ int BPF_PROG(sh_task_kill, struct task_struct *p, struct kernel_siginfo *info,
 		return report(&m, 0, SH_HOOK_SIGNAL, SH_OP_KILL, SH_WHY_NOPOLICY, 0, 0,
 			      sig, BPF_CORE_READ(p, tgid));
 	/* Signal 0 delivers nothing: it only asks whether p exists. */
+	if (sig != 0 && daemon_tgid && (__u32)BPF_CORE_READ(p, tgid) == daemon_tgid)
+		return report(&m, 0, SH_HOOK_SIGNAL, SH_OP_KILL, SH_WHY_PROTECTED, 0, 0, sig,
+			      daemon_tgid);
 	if (!(m.flags & SH_PF_SIGNAL_TREE) || sig == 0)
 		return 0;
 	if (in_tree(p, m.origin))
@@ -843,4 +855,244 @@ int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long a
 	if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg))
 		owner = -1;
 	return judge_setown(&m, owner, cmd);
+}
+
+/* ---- code that runs without an exec ------------------------------------- */
+
+/*
+ * An executable mapping of a file is judged like an exec: allowed where
+ * the exec rules allow it, or where a `lib` rule (by default the system
+ * library directories) lets it be mapped. This closes running a payload
+ * through the dynamic loader, LD_PRELOAD and dlopen of libraries the policy
+ * does not allow, and mapping deleted or in-memory files.
+ */
+static __always_inline int judge_exec_map(struct member *m, struct file *file, __u32 op,
+					  __u32 prot)
+{
+	struct scratch *s;
+	__u32 act;
+	long len;
+
+	count(SH_CNT_HOOK(SH_HOOK_MMAP, SH_CNT_CHECK));
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	if (!m->flags)
+		return report(m, 0, SH_HOOK_MMAP, op, SH_WHY_NOPOLICY, 0, 0, prot, 0);
+	len = walk_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
+	if (len <= 0)
+		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_UNRESOLVED,
+			      len ? len : -ENAMETOOLONG, 0, prot, 0);
+	if (BPF_CORE_READ(file, f_inode, i_nlink) == 0)
+		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_DELETED, len, 0, prot, 0);
+	act = lookup_rule(s, m, SH_KEY_EXEC, len);
+	if (act == SH_ACT_DENY)
+		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_RULE, len, 0, prot, 0);
+	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
+		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_DEFAULT, len, 0, prot, 0);
+	return 0;
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(sh_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
+{
+	struct member m = {};
+
+	if (ret)
+		return ret;
+	if (!file || !(prot & PROT_EXEC))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	return judge_exec_map(&m, file, SH_OP_MMAP_EXEC, prot);
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(sh_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
+	     unsigned long prot, int ret)
+{
+	struct member m = {};
+	struct file *file;
+
+	if (ret)
+		return ret;
+	if (!(prot & PROT_EXEC))
+		return 0;
+	file = vma->vm_file;
+	if (!file)
+		return 0;
+	if (!membership(&m))
+		return 0;
+	return judge_exec_map(&m, file, SH_OP_MPROTECT_EXEC, prot);
+}
+
+/* A descriptor passed in over SCM_RIGHTS is judged as if it were opened. */
+SEC("lsm/file_receive")
+int BPF_PROG(sh_file_receive, struct file *file, int ret)
+{
+	struct member m = {};
+	struct scratch *s;
+	__u32 act, fmode, evf;
+	bool write;
+	long len;
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	fmode = BPF_CORE_READ(file, f_mode);
+	write = fmode & FMODE_WRITE;
+	evf = write ? SH_EVF_WRITE : 0;
+	if (!m.flags)
+		return report(&m, 0, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_NOPOLICY, 0, evf, 0, 0);
+	if (!(m.flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)) &&
+	    !(write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb))))
+		return 0;
+	len = walk_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
+	if (len <= 0)
+		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_UNRESOLVED,
+			      len ? len : -ENAMETOOLONG, evf, 0, 0);
+	if (write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)))
+		return report(&m, s, SH_HOOK_CGROUP, SH_OP_RECEIVE, SH_WHY_FORBIDDEN, len, evf, 0, 0);
+	act = lookup_rule(s, &m, SH_KEY_FILE, len);
+	if (act == SH_ACT_DENY)
+		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_RULE, len, evf, 0, 0);
+	if (write && act != SH_ACT_WRITE && (m.flags & SH_PF_FILE_WRITELIST))
+		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_DEFAULT, len, evf, 0, 0);
+	return 0;
+}
+
+/* ---- a tree cannot take the wall down ----------------------------------- */
+
+/* Operations no tree may perform, whatever its policy and its uid. */
+static __always_inline int forbid(struct member *m, __u32 hook, __u32 op, __u32 op_flags)
+{
+	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
+	return report(m, 0, hook, op, SH_WHY_FORBIDDEN, 0, 0, op_flags, 0);
+}
+
+static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
+				     struct dentry *dentry, struct vfsmount *mnt)
+{
+	struct scratch *s = get_scratch();
+
+	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
+	if (!s)
+		return -EPERM;
+	return report(m, s, hook, op, SH_WHY_FORBIDDEN, walk_path(s, dentry, mnt), 0, 0, 0);
+}
+
+/* bpf(): listing, detaching or rewriting programs and maps. */
+SEC("lsm/bpf")
+int BPF_PROG(sh_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid(&m, SH_HOOK_BPF, SH_OP_BPF, cmd);
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(sh_sb_mount, const char *dev_name, const struct path *path,
+	     const char *type, unsigned long flags, void *data, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid_at(&m, SH_HOOK_MOUNT, SH_OP_MOUNT, path->dentry, path->mnt);
+}
+
+SEC("lsm/sb_umount")
+int BPF_PROG(sh_sb_umount, struct vfsmount *mnt, int flags, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid_at(&m, SH_HOOK_MOUNT, SH_OP_UMOUNT, mnt->mnt_root, mnt);
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(sh_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid_at(&m, SH_HOOK_MOUNT, SH_OP_MOVE_MOUNT, to_path->dentry, to_path->mnt);
+}
+
+SEC("lsm/sb_pivotroot")
+int BPF_PROG(sh_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid_at(&m, SH_HOOK_MOUNT, SH_OP_PIVOT_ROOT, new_path->dentry, new_path->mnt);
+}
+
+/* New user namespaces (and with them new mount namespaces for non-root). */
+SEC("lsm/userns_create")
+int BPF_PROG(sh_userns_create, const struct cred *cred, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid(&m, SH_HOOK_NAMESPACE, SH_OP_USERNS, 0);
+}
+
+/*
+ * ptrace, process_vm_readv/writev and /proc/PID/mem of anything outside
+ * the tree (and of sharnessd). Reads of /proc/PID/... that the kernel marks
+ * NOAUDIT (ps and friends probing) are refused without an event.
+ */
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(sh_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+	struct member m = {};
+	__u32 tgid;
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_PTRACE, SH_CNT_CHECK));
+	tgid = BPF_CORE_READ(child, tgid);
+	if (tgid != daemon_tgid && in_tree(child, m.origin))
+		return 0;
+	if (mode & PTRACE_MODE_NOAUDIT)
+		return (m.flags & SH_PF_AUDIT) ? 0 : -EPERM;
+	return report(&m, 0, SH_HOOK_PTRACE, SH_OP_PTRACE,
+		      tgid == daemon_tgid ? SH_WHY_PROTECTED : SH_WHY_SCOPE, 0, 0, mode, tgid);
+}
+
+/* init_module() */
+SEC("lsm/kernel_load_data")
+int BPF_PROG(sh_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid(&m, SH_HOOK_MODULE, SH_OP_MODULE_LOAD, id);
+}
+
+/* finit_module(), kexec and policy files read by the kernel; firmware
+ * requested by a driver on a tree's behalf is left alone. */
+SEC("lsm/kernel_read_file")
+int BPF_PROG(sh_kernel_read_file, struct file *file, enum kernel_read_file_id id,
+	     bool contents, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	if (id == READING_FIRMWARE)
+		return 0;
+	return forbid(&m, SH_HOOK_MODULE, SH_OP_MODULE_LOAD, id);
+}
+
+/* Module autoloading (request_module) on a tree's behalf. */
+SEC("lsm/kernel_module_request")
+int BPF_PROG(sh_kernel_module_request, char *kmod_name, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return forbid(&m, SH_HOOK_MODULE, SH_OP_MODULE_REQUEST, 0);
 }

@@ -38,6 +38,7 @@ enum sh_rule_action {
 	SH_ACT_ALLOW = 1, /* exec/connect: allowed */
 	SH_ACT_DENY  = 2, /* exec/connect: refused; file: neither read nor write */
 	SH_ACT_WRITE = 3, /* file: writes allowed here */
+	SH_ACT_LIB   = 4, /* exec: may be mapped executable (a library), not executed */
 };
 
 /*
@@ -102,7 +103,13 @@ enum sh_hook {
 	SH_HOOK_SIGNAL  = 4,
 	SH_HOOK_CHROOT  = 5,
 	SH_HOOK_CGROUP  = 6, /* changes to cgroupfs and bpffs, clone into a cgroup */
-	SH_HOOK_MAX     = 7,
+	SH_HOOK_BPF     = 7,
+	SH_HOOK_MOUNT   = 8,
+	SH_HOOK_NAMESPACE = 9,
+	SH_HOOK_PTRACE  = 10,
+	SH_HOOK_MODULE  = 11,
+	SH_HOOK_MMAP    = 12, /* executable mappings: libraries, loaders, memory */
+	SH_HOOK_MAX     = 13,
 };
 
 /* The operation a hook refused (event `op`). */
@@ -127,6 +134,19 @@ enum sh_op {
 	SH_OP_SETOWN,      /* F_SETOWN, F_SETOWN_EX, FIOSETOWN, SIOCSPGRP */
 	SH_OP_CHROOT,
 	SH_OP_CLONE_INTO_CGROUP,
+	SH_OP_BPF,
+	SH_OP_MOUNT,
+	SH_OP_UMOUNT,
+	SH_OP_MOVE_MOUNT,
+	SH_OP_PIVOT_ROOT,
+	SH_OP_REMOUNT,
+	SH_OP_USERNS,
+	SH_OP_PTRACE,
+	SH_OP_MODULE_LOAD,
+	SH_OP_MODULE_REQUEST,
+	SH_OP_MMAP_EXEC,
+	SH_OP_MPROTECT_EXEC,
+	SH_OP_RECEIVE,         /* a file descriptor received over SCM_RIGHTS */
 	SH_OP_MAX,
 };
 
@@ -145,6 +165,8 @@ enum sh_reason {
 	SH_WHY_SCOPE      = 5, /* signal to a process outside the tree */
 	SH_WHY_ABSTRACT   = 6, /* abstract unix socket, abstract = deny */
 	SH_WHY_FORBIDDEN  = 7, /* an operation no tree may perform */
+	SH_WHY_DELETED    = 8, /* executing a deleted or in-memory file */
+	SH_WHY_PROTECTED  = 9, /* the target is sharnessd itself */
 };
 
 /* Event flags. */

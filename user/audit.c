@@ -92,6 +92,12 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_CHMOD] = "chmod", [SH_OP_CHOWN] = "chown", [SH_OP_CONNECT] = "connect",
 		[SH_OP_SEND] = "send", [SH_OP_KILL] = "kill", [SH_OP_SETOWN] = "setown",
 		[SH_OP_CHROOT] = "chroot", [SH_OP_CLONE_INTO_CGROUP] = "clone-into-cgroup",
+		[SH_OP_BPF] = "bpf", [SH_OP_MOUNT] = "mount", [SH_OP_UMOUNT] = "umount",
+		[SH_OP_MOVE_MOUNT] = "move-mount", [SH_OP_PIVOT_ROOT] = "pivot-root",
+		[SH_OP_REMOUNT] = "remount", [SH_OP_USERNS] = "userns", [SH_OP_PTRACE] = "ptrace",
+		[SH_OP_MODULE_LOAD] = "module-load", [SH_OP_MODULE_REQUEST] = "module-request",
+		[SH_OP_MMAP_EXEC] = "mmap-exec", [SH_OP_MPROTECT_EXEC] = "mprotect-exec",
+		[SH_OP_RECEIVE] = "receive",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
@@ -107,6 +113,8 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_SCOPE: return "outside the tree";
 	case SH_WHY_ABSTRACT: return "abstract socket";
 	case SH_WHY_FORBIDDEN: return "forbidden in a tree";
+	case SH_WHY_DELETED: return "deleted or in-memory file";
+	case SH_WHY_PROTECTED: return "sharnessd is protected";
 	default: return "unknown";
 	}
 }
@@ -149,7 +157,7 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	sh_json_uint_field(b, "cgroup_id", ev->cgroup_id);
 	if (run_id)
 		sh_json_uint_field(b, "run", run_id);
-	if (ev->hook == SH_HOOK_SIGNAL) {
+	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE) {
 		char t[16];
 
 		snprintf(t, sizeof(t), "%u", ev->target_pid);
@@ -170,8 +178,12 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	}
 	if (ev->op == SH_OP_KILL)
 		sh_json_uint_field(b, "signal", ev->op_flags);
-	if (ev->op == SH_OP_SETOWN)
+	if (ev->op == SH_OP_SETOWN || ev->op == SH_OP_BPF)
 		sh_json_uint_field(b, "request", ev->op_flags);
+	if (ev->op == SH_OP_PTRACE)
+		sh_json_uint_field(b, "mode", ev->op_flags);
+	if (ev->op == SH_OP_MMAP_EXEC || ev->op == SH_OP_MPROTECT_EXEC)
+		sh_json_uint_field(b, "prot", ev->op_flags);
 	if (ev->flags & SH_EVF_ABSTRACT)
 		put_str(b, "socket", "abstract");
 	if (ev->path_err)

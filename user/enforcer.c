@@ -44,6 +44,12 @@ const char *sh_hook_name(unsigned hook)
 	case SH_HOOK_SIGNAL: return "signal";
 	case SH_HOOK_CHROOT: return "chroot";
 	case SH_HOOK_CGROUP: return "cgroup";
+	case SH_HOOK_BPF: return "bpf";
+	case SH_HOOK_MOUNT: return "mount";
+	case SH_HOOK_NAMESPACE: return "namespace";
+	case SH_HOOK_PTRACE: return "ptrace";
+	case SH_HOOK_MODULE: return "module";
+	case SH_HOOK_MMAP: return "mmap";
 	default: return "unknown";
 	}
 }
@@ -539,6 +545,11 @@ fail:
 	return err;
 }
 
+void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid)
+{
+	e->skel->bss->daemon_tgid = tgid;
+}
+
 uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e)
 {
 	return e->skel->bss->dropped_reported;
@@ -713,6 +724,7 @@ static void rule_target(enum sh_rule_kind k, unsigned *kind, uint32_t *act)
 	case SH_FILE_DENY:     *kind = SH_KEY_FILE;    *act = SH_ACT_DENY;  break;
 	case SH_CONNECT_ALLOW: *kind = SH_KEY_CONNECT; *act = SH_ACT_ALLOW; break;
 	case SH_CONNECT_DENY:  *kind = SH_KEY_CONNECT; *act = SH_ACT_DENY;  break;
+	case SH_EXEC_LIB:      *kind = SH_KEY_EXEC;    *act = SH_ACT_LIB;   break;
 	}
 }
 
@@ -740,11 +752,31 @@ static void canonical_rule(const struct sh_rule *r, char *out, size_t n)
 		snprintf(out, n, "%s", real);
 }
 
+/*
+ * Where executable libraries may come from when a policy has an exec
+ * allowlist and no `lib` rule of its own: the system library directories
+ * (the dynamic loader lives there too). Programs in the allowlist keep
+ * working; a library or loader payload elsewhere cannot be mapped.
+ */
+static const char *const default_lib_dirs[] = { "/usr/lib/", "/usr/lib64/", "/usr/local/lib/" };
+
 static int write_policy_rules(int fd, unsigned slot, unsigned id,
 			      const struct sh_policy *p, struct sh_errors *errs)
 {
 	char path[PATH_MAX + 2];
 	int err;
+
+	if (sh_policy_has_kind(p, SH_EXEC_ALLOW) && !sh_policy_has_kind(p, SH_EXEC_LIB)) {
+		for (size_t i = 0; i < sizeof(default_lib_dirs) / sizeof(default_lib_dirs[0]); i++) {
+			err = put_rule(fd, slot, SH_KEY_EXEC, id, default_lib_dirs[i],
+				       strlen(default_lib_dirs[i]), false, SH_ACT_LIB);
+			if (err) {
+				sh_errors_add(errs, "%s: cannot store default lib rule: %s",
+					      p->file, strerror(-err));
+				return err;
+			}
+		}
+	}
 
 	/*
 	 * Two passes: a directory rule also covers the directory itself (its

@@ -52,6 +52,8 @@ struct sh_enforcer;
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		     const char *pin_dir, const char *state_path);
 bool sh_enforcer_adopted(struct sh_enforcer *e);
+/* The daemon's own process: no tree may signal or trace it. */
+void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid);
 /* Lost events already written to the audit log (kept with the pinned state). */
 uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e);
 void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v);

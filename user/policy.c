@@ -96,6 +96,7 @@ const char *sh_rule_kind_name(enum sh_rule_kind k)
 	case SH_FILE_DENY: return "file deny";
 	case SH_CONNECT_ALLOW: return "connect allow";
 	case SH_CONNECT_DENY: return "connect deny";
+	case SH_EXEC_LIB: return "exec lib";
 	}
 	return "unknown";
 }
@@ -591,6 +592,7 @@ static int kind_group(enum sh_rule_kind k)
 	switch (k) {
 	case SH_EXEC_ALLOW:
 	case SH_EXEC_DENY:
+	case SH_EXEC_LIB:
 		return 0;
 	case SH_FILE_WRITE:
 	case SH_FILE_DENY:
@@ -742,6 +744,8 @@ static int policy_handler(void *user, const char *section, const char *name, con
 			k = K_RULE, kind = SH_EXEC_ALLOW;
 		else if (!strcmp(key, "deny"))
 			k = K_RULE, kind = SH_EXEC_DENY;
+		else if (!strcmp(key, "lib"))
+			k = K_RULE, kind = SH_EXEC_LIB;
 		break;
 	case SEC_FILE:
 		if (!strcmp(key, "write"))

@@ -41,6 +41,7 @@ enum sh_rule_kind {
 	SH_FILE_DENY,
 	SH_CONNECT_ALLOW,
 	SH_CONNECT_DENY,
+	SH_EXEC_LIB,      /* may be mapped executable (a library), not executed */
 };
 
 struct sh_rule {

@@ -613,6 +613,7 @@ int main(int argc, char **argv)
 		ret = SH_EXIT_NOENFORCE;
 		goto out;
 	}
+	sh_enforcer_set_daemon(d.enf, getpid());
 	err = sh_enforcer_apply(d.enf, &set, &errs);
 	if (err) {
 		log_errors(&errs, -1);
@@ -718,6 +719,7 @@ int main(int argc, char **argv)
 			  d.unloading ? 8 : 9);
 	sh_json_end(&d.buf);
 	audit_emit(&d);
+	sh_enforcer_set_daemon(d.enf, 0);
 	if (d.unloading)
 		sh_log("stopping: programs detached");
 	else

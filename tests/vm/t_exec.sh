@@ -122,7 +122,7 @@ before=$(counter audit_exec)
 try_in_tree taudit exec /usr/bin/id -u
 check "audit mode: exec runs" "$OUT" 0
 check "audit mode: logged as audit" \
-	"$(audit_wait '.policy=="taudit" and .action=="audit" and .target=="/usr/bin/id"')" 1
+	"$(audit_wait '.policy=="taudit" and .action=="audit" and .hook=="exec" and .target=="/usr/bin/id"')" 1
 check "audit mode: audit counter" "$(counter audit_exec)" $((before + 1))
 
 check_log_valid
