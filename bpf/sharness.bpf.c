@@ -840,8 +840,7 @@ int BPF_PROG(sh_file_fcntl, struct file *file, unsigned int cmd, unsigned long a
 	return judge_setown(&m, ex.type == F_OWNER_PGRP ? -ex.pid : ex.pid, cmd);
 }
 
-SEC("lsm/file_ioctl")
-int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+static __always_inline int judge_ioctl(unsigned int cmd, unsigned long arg, int ret)
 {
 	struct member m = {};
 	int owner;
@@ -855,6 +854,46 @@ int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long a
 	if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg))
 		owner = -1;
 	return judge_setown(&m, owner, cmd);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	return judge_ioctl(cmd, arg, ret);
+}
+
+/*
+ * A 32-bit program's ioctl goes through compat_sys_ioctl, which calls this
+ * hook instead of file_ioctl (on kernels that have it; user space loads
+ * this program only there). arg is a 32-bit user pointer.
+ */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg,
+	     int ret)
+{
+	return judge_ioctl(cmd, (__u32)arg, ret);
+}
+
+/*
+ * The kernel sending SIGIO/SIGURG to a file's owner while a tree process
+ * does I/O on it: an owner set before the file reached the tree must not
+ * become a way to signal outside it.
+ */
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(sh_file_send_sigiotask, struct task_struct *tsk, struct fown_struct *fown,
+	     int sig, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_SIGNAL, SH_CNT_CHECK));
+	if (m.flags && !(m.flags & SH_PF_SIGNAL_TREE))
+		return 0;
+	if (m.flags && in_tree(tsk, m.origin))
+		return 0;
+	return report(&m, 0, SH_HOOK_SIGNAL, SH_OP_KILL,
+		      m.flags ? SH_WHY_SCOPE : SH_WHY_NOPOLICY, 0, 0, sig ? sig : 29,
+		      BPF_CORE_READ(tsk, tgid));
 }
 
 /* ---- code that runs without an exec ------------------------------------- */

@@ -13,6 +13,7 @@
 #include <linux/magic.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "enforcer.h"
@@ -56,6 +57,21 @@ const char *sh_hook_name(unsigned hook)
 
 /* ---- probe ------------------------------------------------------------ */
 
+/*
+ * Programs for hooks that not every supported kernel has: loaded only where
+ * the kernel's BTF has the hook. Without file_ioctl_compat, compat ioctls
+ * go through file_ioctl, which is always attached.
+ */
+static void configure_optional(struct sharness_bpf *skel)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool compat = vmlinux &&
+		btf__find_by_name_kind(vmlinux, "bpf_lsm_file_ioctl_compat", BTF_KIND_FUNC) > 0;
+
+	bpf_program__set_autoload(skel->progs.sh_file_ioctl_compat, compat);
+	btf__free(vmlinux);
+}
+
 static int load_and_attach(struct sharness_bpf **out)
 {
 	struct sharness_bpf *skel;
@@ -64,6 +80,7 @@ static int load_and_attach(struct sharness_bpf **out)
 	skel = sharness_bpf__open();
 	if (!skel)
 		return errno ? -errno : -ENOMEM;
+	configure_optional(skel);
 	err = sharness_bpf__load(skel);
 	if (!err)
 		err = sharness_bpf__attach(skel);
@@ -491,6 +508,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
+	configure_optional(e->skel);
 	old_gen = newest_gen(pin_dir);
 	if (old_gen) {
 		err = adopt_maps(e->skel, pin_dir, old_gen);
@@ -505,6 +523,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 				err = errno ? -errno : -ENOMEM;
 				goto fail;
 			}
+			configure_optional(e->skel);
 		} else {
 			e->adopted = true;
 		}

@@ -39,6 +39,29 @@
 
 #define RUN_PARENT "/sys/fs/cgroup/sharness"
 
+/*
+ * Rate limit: per (policy, hook, op, target) at most RL_PER_KEY records a
+ * second reach the log; the rest are counted and written as one
+ * "suppressed" record when the second is over. A fixed table keeps memory
+ * bounded whatever a storm looks like; a slot taken over by another key
+ * first writes out what it had suppressed.
+ */
+#define RL_SLOTS    1024
+#define RL_PER_KEY  10
+#define RL_TARGET   256
+#define RB_BATCH    2048 /* events per ring-buffer pass before serving clients */
+
+struct rl_slot {
+	uint64_t key;
+	uint64_t window;        /* CLOCK_MONOTONIC second */
+	uint32_t logged;
+	uint64_t suppressed;
+	uint16_t policy;
+	uint8_t slot, hook, op;
+	char target[RL_TARGET];
+	uint32_t target_len;
+};
+
 struct daemon {
 	const char *policy_dir;
 	const char *audit_path;
@@ -53,7 +76,94 @@ struct daemon {
 	uint64_t started_ns;
 	int reloads;
 	bool unloading;
+	struct rl_slot *rl;
+	uint64_t suppressed_total;
+	unsigned batch;
 };
+
+static uint64_t rl_hash(const struct sh_event *ev)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint32_t n = ev->path_len < sizeof(ev->path) ? ev->path_len : sizeof(ev->path);
+	const uint8_t hdr[] = { ev->slot, (uint8_t)ev->policy, (uint8_t)(ev->policy >> 8),
+				(uint8_t)ev->hook, (uint8_t)ev->op, (uint8_t)ev->action };
+
+	for (size_t i = 0; i < sizeof(hdr); i++)
+		h = (h ^ hdr[i]) * 1099511628211ull;
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)ev->path[i]) * 1099511628211ull;
+	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE)
+		h = (h ^ ev->target_pid) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static void audit_emit(struct daemon *d);
+
+static void rl_flush_slot(struct daemon *d, struct rl_slot *r)
+{
+	const char *pol;
+
+	if (!r->suppressed)
+		return;
+	pol = sh_enforcer_policy_name(d->enf, r->slot, r->policy);
+	sh_audit_begin_meta(&d->buf, "suppressed");
+	sh_json_uint_field(&d->buf, "count", r->suppressed);
+	sh_json_str_field(&d->buf, "policy", (const uint8_t *)(pol ? pol : "?"),
+			  strlen(pol ? pol : "?"));
+	sh_json_str_field(&d->buf, "hook", (const uint8_t *)sh_hook_name(r->hook),
+			  strlen(sh_hook_name(r->hook)));
+	sh_json_str_field(&d->buf, "op", (const uint8_t *)sh_op_name(r->op),
+			  strlen(sh_op_name(r->op)));
+	sh_json_str_field(&d->buf, "target", (const uint8_t *)r->target, r->target_len);
+	sh_json_uint_field(&d->buf, "window_s", 1);
+	sh_json_end(&d->buf);
+	audit_emit(d);
+	r->suppressed = 0;
+}
+
+/* true: log this event; false: counted as suppressed. */
+static bool rl_admit(struct daemon *d, const struct sh_event *ev)
+{
+	uint64_t key = rl_hash(ev), now = sh_now_ns(CLOCK_MONOTONIC) / 1000000000ull;
+	struct rl_slot *r = &d->rl[key % RL_SLOTS];
+
+	if (r->key != key || r->window != now) {
+		rl_flush_slot(d, r);
+		if (r->key != key) {
+			uint32_t n = ev->path_len < RL_TARGET ? ev->path_len : RL_TARGET;
+
+			r->key = key;
+			r->policy = ev->policy;
+			r->slot = ev->slot;
+			r->hook = ev->hook;
+			r->op = ev->op;
+			if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE)
+				n = snprintf(r->target, RL_TARGET, "%u", ev->target_pid);
+			else
+				memcpy(r->target, ev->path, n);
+			r->target_len = n;
+		}
+		r->window = now;
+		r->logged = 0;
+	}
+	if (r->logged < RL_PER_KEY) {
+		r->logged++;
+		return true;
+	}
+	r->suppressed++;
+	d->suppressed_total++;
+	return false;
+}
+
+/* Writes out every suppression count of a second that is over. */
+static void rl_flush_old(struct daemon *d)
+{
+	uint64_t now = sh_now_ns(CLOCK_MONOTONIC) / 1000000000ull;
+
+	for (unsigned i = 0; i < RL_SLOTS; i++)
+		if (d->rl[i].suppressed && d->rl[i].window != now)
+			rl_flush_slot(d, &d->rl[i]);
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -90,12 +200,19 @@ static int on_event(void *ctx, const struct sh_event *ev)
 {
 	struct daemon *d = ctx;
 	uint32_t run_id = 0;
-	const char *cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
+	const char *cg;
 
-	sh_audit_format_event(&d->buf, ev, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
-			      cg, run_id);
-	audit_emit(d);
-	d->events_logged++;
+	if (rl_admit(d, ev)) {
+		cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
+		sh_audit_format_event(&d->buf, ev,
+				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
+				      cg, run_id);
+		audit_emit(d);
+		d->events_logged++;
+	}
+	/* In a storm, stop after a batch so clients are served in between. */
+	if (++d->batch >= RB_BATCH)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -190,6 +307,7 @@ static void status(struct daemon *d, int fd, bool json)
 		}
 		sh_json_uint_field(&b, "dropped", c[SH_CNT_DROPPED]);
 		sh_json_uint_field(&b, "logged", d->events_logged);
+		sh_json_uint_field(&b, "suppressed", d->suppressed_total);
 		sh_json_uint_field(&b, "log_write_errors", d->audit.write_errors);
 		sh_json_end(&b);
 		sh_ctl_reply(fd, 'O', "%s", b.p);
@@ -215,8 +333,10 @@ static void status(struct daemon *d, int fd, bool json)
 	for (unsigned h = 1; h < SH_HOOK_MAX; h++)
 		sh_ctl_reply(fd, 'O', " %s=%llu", sh_hook_name(h),
 			     (unsigned long long)c[SH_CNT_HOOK(h, SH_CNT_AUDIT)]);
-	sh_ctl_reply(fd, 'O', "\nevents dropped in kernel: %llu  logged: %llu  log write errors: %llu\n",
+	sh_ctl_reply(fd, 'O', "\nevents dropped in kernel: %llu  logged: %llu  suppressed: %llu  "
+		     "log write errors: %llu\n",
 		     (unsigned long long)c[SH_CNT_DROPPED], (unsigned long long)d->events_logged,
+		     (unsigned long long)d->suppressed_total,
 		     (unsigned long long)d->audit.write_errors);
 }
 
@@ -308,7 +428,9 @@ static int run_end(struct daemon *d, int fd, int argc, char **argv)
 	id = strtoul(argv[1], NULL, 10);
 	snprintf(path, sizeof(path), RUN_PARENT "/run-%u", id);
 	/* Log what the run's processes did before its tag goes. */
-	sh_enforcer_consume(d->enf);
+	do {
+		d->batch = 0;
+	} while (sh_enforcer_consume(d->enf) == -EAGAIN);
 	if (sh_enforcer_untag(d->enf, path, err, sizeof(err)) && errno != ENOENT)
 		sh_dbg("run-end %u: %s", id, err);
 	rmdir(path);
@@ -560,6 +682,11 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(libbpf_print);
 	sh_buf_init(&d.buf);
+	d.rl = calloc(RL_SLOTS, sizeof(*d.rl));
+	if (!d.rl) {
+		sh_log("out of memory");
+		return SH_EXIT_FAIL;
+	}
 	snprintf(state_path, sizeof(state_path), "%s.tags", d.socket_path);
 	snprintf(lock_path, sizeof(lock_path), "%s.lock", d.socket_path);
 
@@ -704,14 +831,19 @@ int main(int argc, char **argv)
 					}
 				}
 			} else {
+				d.batch = 0;
 				sh_enforcer_consume(d.enf);
 			}
 		}
 		check_dropped(&d);
+		rl_flush_old(&d);
 	}
 	sd_notify(0, "STOPPING=1");
+	d.batch = 0;
 	sh_enforcer_consume(d.enf);
 	check_dropped(&d);
+	for (unsigned i = 0; i < RL_SLOTS; i++)
+		rl_flush_slot(&d, &d.rl[i]);
 	sh_audit_begin_meta(&d.buf, "daemon-stop");
 	sh_json_uint_field(&d.buf, "pid", getpid());
 	sh_json_str_field(&d.buf, "enforcement",
@@ -750,5 +882,6 @@ out:
 	sh_policy_set_free(&set);
 	sh_errors_free(&errs);
 	sh_buf_free(&d.buf);
+	free(d.rl);
 	return ret;
 }

@@ -9,7 +9,18 @@
  *   try connect PATH              unix stream socket to PATH
  *   try connect-abstract NAME     unix stream socket to "\0NAME"
  *   try sendto PATH               unix datagram to PATH
- *   try kill PID SIG
+ *   try listen PATH               unix stream server: bind, listen, print
+ *                                 "ready", then accept and close forever
+ *   try listen-abstract NAME      the same on "\0NAME"
+ *   try listen-dgram PATH         unix datagram server: bind, print "ready",
+ *                                 then receive forever
+ *   try kill PID SIG   try tgkill TGID TID SIG   try sigqueue PID SIG
+ *   try pidfd-kill PID SIG        pidfd_open + pidfd_send_signal
+ *   try setown PID                fcntl(F_SETOWN) on a socket
+ *   try setown-ex PID             fcntl(F_SETOWN_EX, F_OWNER_PID)
+ *   try fiosetown PID             ioctl(FIOSETOWN) on a socket
+ *   try fiosetown32 PID           the same through the 32-bit (compat)
+ *                                 syscall entry, int $0x80
  *   try unlink|rmdir PATH   try mkdir PATH   try rename FROM TO
  *   try link FROM TO   try symlink TARGET PATH   try mknod PATH
  *   try chmod PATH MODE   try chown PATH UID GID   try truncate PATH
@@ -24,8 +35,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -46,6 +60,10 @@ static const char *errname(int e)
 	case EXDEV: return "EXDEV";
 	case ENOEXEC: return "ENOEXEC";
 	case EAGAIN: return "EAGAIN";
+	case EADDRINUSE: return "EADDRINUSE";
+	case ENOTTY: return "ENOTTY";
+	case ENOSYS: return "ENOSYS";
+	case EBADF: return "EBADF";
 	default: return "EOTHER";
 	}
 }
@@ -76,6 +94,92 @@ static int unix_connect(const char *name, size_t len, int type)
 		return sendto(fd, "x", 1, 0, (struct sockaddr *)&sa,
 			      offsetof(struct sockaddr_un, sun_path) + len) < 0 ? -1 : 0;
 	return connect(fd, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len);
+}
+
+/*
+ * A server outside the tree for the connect tests: prints "ready" once it
+ * can be reached, then serves until it is killed. Returns only on failure.
+ */
+static int unix_serve(const char *name, size_t len, int type)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, type, 0);
+	char buf[256];
+
+	if (fd < 0 || len > sizeof(sa.sun_path))
+		return report(-1);
+	memcpy(sa.sun_path, name, len);
+	if (bind(fd, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + len) < 0)
+		return report(-1);
+	if (type == SOCK_STREAM && listen(fd, 64) < 0)
+		return report(-1);
+	printf("ready\n");
+	for (;;) {
+		int c;
+
+		if (type == SOCK_DGRAM) {
+			if (recv(fd, buf, sizeof(buf), 0) < 0 && errno != EINTR)
+				return report(-1);
+			continue;
+		}
+		c = accept(fd, NULL, NULL);
+		if (c >= 0)
+			close(c);
+		else if (errno != EINTR && errno != ECONNABORTED)
+			return report(-1);
+	}
+}
+
+/* The owner-setting requests, on a socket (FIOSETOWN needs one). */
+static int set_owner(const char *how, pid_t pid)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return -1;
+	if (!strcmp(how, "setown"))
+		return fcntl(sv[0], F_SETOWN, pid);
+	if (!strcmp(how, "setown-ex")) {
+		struct f_owner_ex ex = { .type = F_OWNER_PID, .pid = pid };
+
+		return fcntl(sv[0], F_SETOWN_EX, &ex);
+	}
+	return ioctl(sv[0], FIOSETOWN, &pid);
+}
+
+/*
+ * ioctl(FIOSETOWN) as a 32-bit program makes it: int $0x80 reaches
+ * compat_sys_ioctl (ia32 syscall 54), whose argument must lie below 4 GiB.
+ */
+static int fiosetown32(pid_t pid)
+{
+	int *owner = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+	long ret;
+	int sv[2];
+
+	if (owner == MAP_FAILED || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return -1;
+	*owner = pid;
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(54L), "b"((long)sv[0]), "c"((long)FIOSETOWN),
+			   "d"((long)(unsigned long)owner)
+			 : "memory", "r8", "r9", "r10", "r11");
+	if ((int)ret < 0) {
+		errno = -(int)ret;
+		return -1;
+	}
+	return 0;
+}
+
+static int pidfd_kill(pid_t pid, int sig)
+{
+	int fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd < 0)
+		return -1;
+	return syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
 }
 
 int main(int argc, char **argv)
@@ -112,8 +216,32 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "sendto") && argc == 3)
 		return report(unix_connect(argv[2], strlen(argv[2]) + 1, SOCK_DGRAM));
+	if (!strcmp(op, "listen") && argc == 3)
+		return unix_serve(argv[2], strlen(argv[2]) + 1, SOCK_STREAM);
+	if (!strcmp(op, "listen-dgram") && argc == 3)
+		return unix_serve(argv[2], strlen(argv[2]) + 1, SOCK_DGRAM);
+	if (!strcmp(op, "listen-abstract") && argc == 3) {
+		char name[108] = { 0 };
+		size_t n = strlen(argv[2]);
+
+		if (n + 1 > sizeof(name))
+			return 2;
+		memcpy(name + 1, argv[2], n);
+		return unix_serve(name, n + 1, SOCK_STREAM);
+	}
 	if (!strcmp(op, "kill") && argc == 4)
 		return report(kill(atoi(argv[2]), atoi(argv[3])));
+	if (!strcmp(op, "tgkill") && argc == 5)
+		return report(syscall(SYS_tgkill, atoi(argv[2]), atoi(argv[3]), atoi(argv[4])));
+	if (!strcmp(op, "sigqueue") && argc == 4)
+		return report(sigqueue(atoi(argv[2]), atoi(argv[3]), (union sigval){ .sival_int = 0 }));
+	if (!strcmp(op, "pidfd-kill") && argc == 4)
+		return report(pidfd_kill(atoi(argv[2]), atoi(argv[3])));
+	if ((!strcmp(op, "setown") || !strcmp(op, "setown-ex") || !strcmp(op, "fiosetown")) &&
+	    argc == 3)
+		return report(set_owner(op, atoi(argv[2])));
+	if (!strcmp(op, "fiosetown32") && argc == 3)
+		return report(fiosetown32(atoi(argv[2])));
 	if (!strcmp(op, "unlink") && argc == 3)
 		return report(unlink(argv[2]));
 	if (!strcmp(op, "rmdir") && argc == 3)

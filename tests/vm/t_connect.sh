@@ -1,0 +1,158 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Unix-socket rules at unix_stream_connect and unix_may_send, judged on the
+# socket the kernel reached: its bound path, whatever name the caller used.
+# The tree runs as root: a root tree is held like any other.
+. "$(dirname "$0")/lib.sh"
+
+D=$SH_TMP/denied        # [connect] deny = D/
+O=$SH_TMP/open          # no rule: default allow
+mkdir -p "$D" "$O"
+ABS=sharness-test-$$    # abstract name
+
+cat >"$SH_TMP/policies/tconn.policy" <<P
+[policy]
+name = tconn
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+[connect]
+deny = $D/
+allow = $D/ok.sock
+abstract = deny
+P
+# The same rules without "abstract = deny": abstract sockets are allowed.
+sed -e 's/name = tconn/name = tconn2/' -e '/^abstract/d' "$SH_TMP/policies/tconn.policy" \
+	>"$SH_TMP/policies/tconn2.policy"
+
+# Servers, all outside the tree.
+LPIDS=
+serve() { # serve OP NAME
+	nserve=$((nserve + 1))
+	"$TRY" "$1" "$2" >"$SH_TMP/serve.$nserve" 2>&1 &
+	LPIDS="$LPIDS $!"
+}
+nserve=0
+serve listen "$D/s.sock"           # refused
+serve listen "$D/ok.sock"          # the allowed exception inside the denied dir
+serve listen "$O/free.sock"        # default allow
+serve listen-dgram "$D/d.sock"     # refused
+serve listen-dgram "$O/d.sock"     # default allow
+serve listen-abstract "$ABS"
+trap 'kill $LPIDS 2>/dev/null; cleanup' EXIT
+for _ in $(seq 100); do
+	[ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq $nserve ] && break
+	sleep 0.1
+done
+check "servers outside the tree are listening" \
+	"$(cat "$SH_TMP"/serve.* | grep -c '^ready$')" $nserve
+
+# Names that lead to $D/s.sock, and one in $D that leads out of it.
+ln -s "$D/s.sock" "$O/link.sock"
+ln "$D/s.sock" "$O/hard.sock"      # a second name for the same socket inode
+ln -s "$O/free.sock" "$D/to-free.sock"
+
+# ev_fields EVENT: the record's fields into F[] (one jq instead of one per check).
+declare -A F
+ev_fields() {
+	F=()
+	local k v
+	while IFS=$'\t' read -r k v; do F[$k]=$v; done \
+		< <(jq -r 'to_entries[] | "\(.key)\t\(.value)"' <<<"$1")
+}
+
+start_daemon || { fail "daemon starts"; exit 1; }
+pass "daemon starts"
+check "no denial yet" "$(counter deny_connect)" 0
+
+# Stream connect: a denied directory and the allowed exception inside it.
+try_in_tree tconn connect "$D/s.sock"
+check "connect into the denied dir: refused" "$OUT" "err EPERM"
+check "try reports the failure" "$RC" 1
+check "denial reaches the audit log" "$(audit_wait ".hook==\"connect\" and .target==\"$D/s.sock\"")" 1
+ev_fields "$(audit_last ".hook==\"connect\" and .target==\"$D/s.sock\"")"
+check "event: policy" "${F[policy]-}" tconn
+check "event: action" "${F[action]-}" deny
+check "event: op" "${F[op]-}" connect
+check "event: reason" "${F[reason]-}" "deny rule"
+check "event: errno" "${F[errno]-}" 1
+check "event: comm" "${F[comm]-}" try
+check "event: uid" "${F[uid]-}" 0
+check "event: not abstract" "${F[socket]-none}" none
+check_match "event: cgroup is the run's" "${F[cgroup]-}" '^/sys/fs/cgroup/sharness/run-[0-9]+$'
+check "kernel counter: one connect denial" "$(counter deny_connect)" 1
+
+try_in_tree tconn connect "$D/ok.sock"
+check "allow rule inside the denied dir: connects" "$OUT" ok
+try_in_tree tconn connect "$O/free.sock"
+check "no rule (default allow): connects" "$OUT" ok
+
+# Every other name for the same socket is refused, recorded as the real path.
+try_in_tree tconn connect "$O/link.sock"
+check "symlink to a denied socket: refused" "$OUT" "err EPERM"
+OUT=$(cd "$D" && $CTL run --policy tconn -- "$TRY" connect s.sock 2>/dev/null | head -1)
+check "relative path: refused" "$OUT" "err EPERM"
+try_in_tree tconn connect "$O/../denied/s.sock"
+check "path with '..': refused" "$OUT" "err EPERM"
+OUT=$(cd "$D" && $CTL run --policy tconn -- "$TRY" connect /proc/self/cwd/s.sock 2>/dev/null | head -1)
+check "/proc/self/cwd path: refused" "$OUT" "err EPERM"
+try_in_tree tconn connect "$O/hard.sock"
+check "hard link to a denied socket: refused" "$OUT" "err EPERM"
+check "each recorded against the bound path" \
+	"$(audit_wait ".hook==\"connect\" and .op==\"connect\" and .target==\"$D/s.sock\"" 6)" 6
+check "no event names a path the caller used" \
+	"$(audit_count '.hook=="connect" and (.target | test("link|hard|/proc/|\\.\\.|^s\\.sock")))')" 0
+# ...and a name inside the denied dir leading to an allowed socket is fine.
+try_in_tree tconn connect "$D/to-free.sock"
+check "symlink in the denied dir to an allowed socket: connects" "$OUT" ok
+check "kernel counter: six connect denials" "$(counter deny_connect)" 6
+
+# Datagrams: sendto is judged by unix_may_send, op "send".
+try_in_tree tconn sendto "$D/d.sock"
+check "sendto into the denied dir: refused" "$OUT" "err EPERM"
+check "datagram denial logged" "$(audit_wait ".target==\"$D/d.sock\"")" 1
+ev_fields "$(audit_last ".target==\"$D/d.sock\"")"
+check "datagram event: hook" "${F[hook]-}" connect
+check "datagram event: op" "${F[op]-}" send
+check "datagram event: reason" "${F[reason]-}" "deny rule"
+check "datagram event: action" "${F[action]-}" deny
+try_in_tree tconn sendto "$O/d.sock"
+check "sendto with no rule: sent" "$OUT" ok
+OUT=$(cd "$O" && $CTL run --policy tconn -- "$TRY" sendto ../denied/d.sock 2>/dev/null | head -1)
+check "sendto by a relative '..' path: refused" "$OUT" "err EPERM"
+check "recorded against the bound path" "$(audit_wait ".op==\"send\" and .target==\"$D/d.sock\"" 2)" 2
+
+# Abstract sockets have no path: "abstract = deny" refuses them all.
+try_in_tree tconn connect-abstract "$ABS"
+check "abstract socket with abstract = deny: refused" "$OUT" "err EPERM"
+check "abstract denial logged" "$(audit_wait ".target==\"@$ABS\"")" 1
+ev_fields "$(audit_last ".target==\"@$ABS\"")"
+check "abstract event: reason" "${F[reason]-}" "abstract socket"
+check "abstract event: socket field" "${F[socket]-}" abstract
+check "abstract event: hook and op" "${F[hook]-} ${F[op]-}" "connect connect"
+check "abstract event: policy" "${F[policy]-}" tconn
+try_in_tree tconn2 connect-abstract "$ABS"
+check "abstract socket, policy without abstract = deny: connects" "$OUT" ok
+try_in_tree tconn2 connect "$D/s.sock"
+check "that policy still refuses the denied dir" "$OUT" "err EPERM"
+check "kernel counter: ten connect denials" "$(counter deny_connect)" 10
+
+# Outside every tagged tree nothing is touched.
+try_outside connect "$D/s.sock"
+check "outside the tree: denied-dir socket connects" "$OUT" ok
+try_outside sendto "$D/d.sock"
+check "outside the tree: denied-dir datagram sent" "$OUT" ok
+try_outside connect-abstract "$ABS"
+check "outside the tree: abstract socket connects" "$OUT" ok
+check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 10
+check "no event from outsiders" "$(audit_count '.hook=="connect" and .comm=="try" and (.cgroup | startswith("/sys/fs/cgroup/sharness/") | not)')" 0
+
+# The servers survived every connection, refused or not.
+alive=0
+for p in $LPIDS; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+check "servers still running" "$alive" $nserve
+
+check_log_valid
+kill $LPIDS 2>/dev/null
+wait 2>/dev/null
+exit 0
