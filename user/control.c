@@ -77,10 +77,14 @@ static int read_reply(int fd, FILE *out, FILE *err, char **cap, size_t *caplen)
 
 	if (!buf)
 		return -ENOMEM;
-	for (;;) {
+	for (int resets = 0;;) {
 		ssize_t n = recv(fd, buf, SH_CTL_MAX_MSG, 0);
 
 		if (n < 0 && errno == EINTR)
+			continue;
+		/* Reported once when the daemon closed before reading our
+		 * request (it refused us); its replies follow. */
+		if (n < 0 && errno == ECONNRESET && !resets++)
 			continue;
 		if (n < 0) {
 			status = -errno;
@@ -127,8 +131,12 @@ int sh_ctl_call(const char *path, int argc, const char *const *argv, FILE *out, 
 	if (fd < 0)
 		return fd;
 	ret = sh_ctl_send_request(fd, argc, argv);
-	if (!ret)
-		ret = read_reply(fd, out, err, NULL, NULL);
+	/* The daemon may have refused us before reading: read its reply. */
+	if (!ret || ret == -EPIPE || ret == -ECONNRESET) {
+		int r = read_reply(fd, out, err, NULL, NULL);
+
+		ret = (!ret || r >= 0) ? r : ret;
+	}
 	close(fd);
 	return ret;
 }
@@ -144,8 +152,11 @@ int sh_ctl_call_capture(const char *path, int argc, const char *const *argv, cha
 	if (fd < 0)
 		return fd;
 	ret = sh_ctl_send_request(fd, argc, argv);
-	if (!ret)
-		ret = read_reply(fd, NULL, err, out, &len);
+	if (!ret || ret == -EPIPE || ret == -ECONNRESET) {
+		int r = read_reply(fd, NULL, err, out, &len);
+
+		ret = (!ret || r >= 0) ? r : ret;
+	}
 	close(fd);
 	return ret;
 }

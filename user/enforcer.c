@@ -94,6 +94,11 @@ static int load_and_attach(struct sharness_bpf **out)
 
 int sh_probe_run(struct sh_probe *p)
 {
+	return sh_probe_run_opts(p, true);
+}
+
+int sh_probe_run_opts(struct sh_probe *p, bool try_attach)
+{
 	struct statfs sfs;
 	struct utsname u;
 	struct sharness_bpf *skel = NULL;
@@ -118,7 +123,10 @@ int sh_probe_run(struct sh_probe *p)
 	}
 	p->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	p->cgroup2 = statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
-	if (p->lsm_bpf && p->btf) {
+	if (!try_attach) {
+		/* The caller's own load is the attach test. */
+		p->attach = true;
+	} else if (p->lsm_bpf && p->btf) {
 		/* The verdict below reports a failure; libbpf's own account of
 		 * it is for --verbose. */
 		libbpf_print_fn_t old = libbpf_set_print(NULL);

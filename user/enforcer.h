@@ -30,6 +30,9 @@ struct sh_probe {
 /* Runs every check, including a real load and attach; 0 when this kernel
  * can enforce, SH_EXIT_NOENFORCE otherwise. */
 int sh_probe_run(struct sh_probe *p);
+/* The same without the load and attach (the caller does that itself and
+ * reports a failure through attach/attach_err). */
+int sh_probe_run_opts(struct sh_probe *p, bool try_attach);
 /* Human report of a probe, with what to change where a check failed. */
 void sh_probe_print(const struct sh_probe *p, FILE *out);
 /* The first failed check as one sentence that says what to change. */

@@ -141,6 +141,9 @@ static int cmd_status(int argc, char **argv)
 	ret = sh_ctl_call(sock_path, json ? 2 : 1, req, stdout, stderr);
 	if (ret >= 0)
 		return ret;
+	/* EACCES and the like: a daemon may be there; say why, exit 4. */
+	if (ret != -ENOENT && ret != -ECONNREFUSED)
+		return daemon_status(ret);
 	gen = sh_pinned_state(pin_dir, &links, &tags);
 	if (gen > 0 && links > 0) {
 		if (json)
@@ -448,6 +451,22 @@ struct log_opts {
 	long last;
 };
 
+/* Does the record pass --policy? (Lines that are not JSON are shown, and
+ * reported, by show_line.) */
+static bool wanted(const struct log_opts *o, const char *line, size_t len)
+{
+	struct sh_jobj obj = {};
+	const char *pol;
+	bool ok;
+
+	if (!o->policy || sh_json_parse_flat(line, len, &obj) < 0)
+		return true;
+	pol = sh_jobj_get(&obj, "policy");
+	ok = pol && strcmp(pol, o->policy) == 0;
+	sh_jobj_free(&obj);
+	return ok;
+}
+
 static void show_line(const struct log_opts *o, const char *line, size_t len)
 {
 	struct sh_jobj obj = {};
@@ -546,7 +565,7 @@ static int cmd_log(int argc, char **argv)
 		if (!len)
 			continue;
 		if (ring) {
-			if (!o.last)
+			if (!o.last || !wanted(&o, buf, len))
 				continue;
 			free(ring[ringpos]);
 			ring[ringpos] = strdup(buf);

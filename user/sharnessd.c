@@ -537,6 +537,12 @@ static void serve(struct daemon *d, int lfd)
 	if (fd < 0)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
+		char c;
+
+		/* Take the request off the socket if it is there: closing with it
+		 * unread resets the connection and loses the reply. Never block. */
+		if (recv(fd, &c, 1, MSG_DONTWAIT | MSG_TRUNC) < 0)
+			sh_dbg("refused client sent nothing yet");
 		sh_ctl_reply(fd, 'E', "permission denied: the control socket is for root only\n");
 		sh_ctl_reply(fd, 'X', "%d", SH_EXIT_DAEMON);
 		close(fd);
@@ -719,7 +725,9 @@ int main(int argc, char **argv)
 		ret = SH_EXIT_POLICY;
 		goto out;
 	}
-	if (sh_probe_run(&probe)) {
+	/* The cheap checks first; the real load below is the attach test. On
+	 * a failure, the full probe (with an attach) names the deepest cause. */
+	if (sh_probe_run_opts(&probe, false) && sh_probe_run(&probe)) {
 		sh_log("this kernel cannot enforce: %s", sh_probe_why(&probe, why, sizeof(why)));
 		sh_log("not starting: sharnessd never runs unenforced");
 		ret = SH_EXIT_NOENFORCE;
@@ -736,7 +744,10 @@ int main(int argc, char **argv)
 	}
 	err = sh_enforcer_open(&d.enf, on_event, &d, d.pin_dir, state_path);
 	if (err) {
-		sh_log("cannot load, attach and pin the programs: %s", strerror(-err));
+		probe.attach = false;
+		probe.attach_err = err;
+		sh_log("this kernel cannot enforce: %s", sh_probe_why(&probe, why, sizeof(why)));
+		sh_log("not starting: sharnessd never runs unenforced");
 		ret = SH_EXIT_NOENFORCE;
 		goto out;
 	}
