@@ -79,7 +79,27 @@ struct daemon {
 	struct rl_slot *rl;
 	uint64_t suppressed_total;
 	unsigned batch;
+	struct run_count { uint32_t id; uint64_t denials; } *runs;
+	size_t nruns;
 };
+
+/* Violations seen per live run, reported in its run-end record. */
+static struct run_count *run_find(struct daemon *d, uint32_t id, bool add)
+{
+	struct run_count *r;
+
+	for (size_t i = 0; i < d->nruns; i++)
+		if (d->runs[i].id == id)
+			return &d->runs[i];
+	if (!add)
+		return NULL;
+	r = realloc(d->runs, (d->nruns + 1) * sizeof(*r));
+	if (!r)
+		return NULL;
+	d->runs = r;
+	d->runs[d->nruns] = (struct run_count){ .id = id };
+	return &d->runs[d->nruns++];
+}
 
 static uint64_t rl_hash(const struct sh_event *ev)
 {
@@ -201,7 +221,12 @@ static int on_event(void *ctx, const struct sh_event *ev)
 	struct daemon *d = ctx;
 	uint32_t run_id = 0;
 	const char *cg;
+	struct run_count *rc;
 
+	if (sh_enforcer_tag_path(d->enf, ev->origin, &run_id) && run_id &&
+	    (rc = run_find(d, run_id, true)))
+		rc->denials++;
+	run_id = 0;
 	if (rl_admit(d, ev)) {
 		cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
 		sh_audit_format_event(&d->buf, ev,
@@ -439,6 +464,13 @@ static int run_end(struct daemon *d, int fd, int argc, char **argv)
 	sh_json_str_field(&d->buf, "cgroup", (const uint8_t *)path, strlen(path));
 	sh_json_str_field(&d->buf, "status", (const uint8_t *)argv[2], strlen(argv[2]));
 	sh_json_uint_field(&d->buf, "killed", strtoul(argv[3], NULL, 10));
+	{
+		struct run_count *rc = run_find(d, id, false);
+
+		sh_json_uint_field(&d->buf, "denials", rc ? rc->denials : 0);
+		if (rc)
+			*rc = d->runs[--d->nruns];
+	}
 	sh_json_end(&d->buf);
 	audit_emit(d);
 	return 0;
@@ -894,5 +926,6 @@ out:
 	sh_errors_free(&errs);
 	sh_buf_free(&d.buf);
 	free(d.rl);
+	free(d.runs);
 	return ret;
 }

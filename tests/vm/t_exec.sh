@@ -62,6 +62,12 @@ check_match "event: time is RFC 3339 UTC" "$(field time "$ev")" '^[0-9]{4}-[0-9]
 check_match "event: pid and ppid" "$(field pid "$ev") $(field ppid "$ev")" '^[0-9]+ [0-9]+$'
 check_match "event: run id" "$(field run "$ev")" '^[0-9]+$'
 check "kernel counter: one exec denial" "$(counter deny_exec)" 1
+run=$(field run "$ev")
+check "run-start record of the run" "$(grep -c "\"event\":\"run-start\",\"run\":$run," "$AUDIT")" 1
+rend=$(grep "\"event\":\"run-end\",\"run\":$run," "$AUDIT")
+check "run-end record: status" "$(field status "$rend")" "exit:1"
+check "run-end record: denials counted" "$(field denials "$rend")" 1
+check "run-end record: processes killed" "$(field killed "$rend")" 0
 
 # Outside every tagged tree nothing is touched.
 try_outside exec /usr/bin/id -u
