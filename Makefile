@@ -52,7 +52,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 VMT_SRCS   := $(wildcard tests/vm/*.c)
 VMT_BINS   := $(VMT_SRCS:tests/vm/%.c=$(BUILD)/tests/vm/%)
 
-.PHONY: all setup test unit vmtest demo install clean vmlinux
+.PHONY: all setup test unit vmtest demo install clean vmlinux fuzz
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
@@ -90,6 +90,41 @@ $(BUILD)/tests/vm/%: tests/vm/%.c | $(BUILD)/tests/vm
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
 
+# Fuzzing (libFuzzer, clang): the policy parser, control requests and the
+# audit log's JSON. Each target runs FUZZ_SECONDS, after replaying the
+# inputs in tests/fuzz/regressions/<target>/ (every crash found is kept
+# there). A crash leaves its input in $(BUILD)/fuzz/ and fails the run.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := policy control json
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Iinclude -Iuser $(WARN)
+FUZZ_SRCS_policy  := user/policy.c
+FUZZ_SRCS_control := user/control.c user/util.c
+FUZZ_SRCS_json    := user/json.c
+
+$(BUILD)/fuzz:
+	$(Q)mkdir -p $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c user/*.h user/*.c | $(BUILD)/fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) $(shell $(PKG_CONFIG) --libs inih) -o $@
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(BUILD)/fuzz/corpus-$$t; \
+		if ls tests/fuzz/regressions/$$t/* >/dev/null 2>&1; then \
+			echo "  FUZZ-REG  $$t"; \
+			$(BUILD)/fuzz/fuzz_$$t tests/fuzz/regressions/$$t/* >$(BUILD)/fuzz/$$t-reg.log 2>&1 || \
+				{ tail -30 $(BUILD)/fuzz/$$t-reg.log; exit 1; }; \
+		fi; \
+		seeds=; [ $$t = policy ] && seeds="tests/unit/data policies"; \
+		echo "  FUZZ      $$t ($(FUZZ_SECONDS)s)"; \
+		$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(BUILD)/fuzz/$$t- \
+			$(BUILD)/fuzz/corpus-$$t $$seeds >$(BUILD)/fuzz/$$t.log 2>&1 || \
+			{ tail -40 $(BUILD)/fuzz/$$t.log; echo "fuzz: $$t crashed; add the input to tests/fuzz/regressions/$$t/"; exit 1; }; \
+		grep -E '^#[0-9]+.*DONE' $(BUILD)/fuzz/$$t.log | tail -1; \
+	done
+
 # Installs every package the build, tests and VM need when one is missing.
 setup:
 	$(Q)tools/setup --check >/dev/null 2>&1 || tools/setup --kernels
@@ -113,6 +148,7 @@ vmtest: all $(VMT_BINS)
 test: setup
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest
 
 demo: setup
