@@ -135,15 +135,7 @@ unit: $(UNIT_BINS)
 # Enforcement tests: each kernel boots its own guest; the suite inside fails
 # (never skips) when the programs did not attach.
 vmtest: all $(VMT_BINS)
-	$(Q)for k in $(KERNELS); do \
-		echo "  VMTEST    linux $$k"; \
-		tools/vm --kernel $$k -- tests/vm/run $(BUILD) $(TESTS); rc=$$?; \
-		if [ $$rc -eq 77 ]; then \
-			echo "vmtest: the enforcement suite SKIPPED on linux $$k: that is a failure" >&2; exit 1; \
-		elif [ $$rc -ne 0 ]; then \
-			echo "vmtest: linux $$k failed (exit $$rc)" >&2; exit 1; \
-		fi; \
-	done
+	$(Q)tools/vmtest $(BUILD) "$(KERNELS)" "$(TESTS)"
 
 test: setup
 	$(Q)$(MAKE) --no-print-directory all

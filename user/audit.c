@@ -51,24 +51,54 @@ void sh_audit_close(struct sh_audit *a)
 	a->path = NULL;
 }
 
+/*
+ * One record, one write. A short write (a full disk) is cut back off so the
+ * log never holds half a record; the record is counted as lost, and once
+ * writing works again a "log-gap" record says how many were lost.
+ */
+static int write_record(struct sh_audit *a, const char *p, size_t len)
+{
+	off_t end = lseek(a->fd, 0, SEEK_END);
+	ssize_t n;
+
+	do {
+		n = write(a->fd, p, len);
+	} while (n < 0 && errno == EINTR);
+	if (n >= 0 && (size_t)n == len)
+		return 0;
+	if (n > 0 && end >= 0 && ftruncate(a->fd, end) < 0)
+		a->last_errno = errno;
+	return n < 0 ? -errno : -ENOSPC;
+}
+
 int sh_audit_write(struct sh_audit *a, const struct sh_buf *b)
 {
-	ssize_t n;
+	int err;
 
 	if (b->oom) {
 		a->write_errors++;
+		a->lost_since_ok++;
 		a->last_errno = ENOMEM;
 		return -ENOMEM;
 	}
-	do {
-		n = write(a->fd, b->p, b->len);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0 || (size_t)n != b->len) {
-		a->last_errno = n < 0 ? errno : ENOSPC;
-		a->write_errors++;
-		return -a->last_errno;
+	if (a->lost_since_ok) {
+		char gap[160], ts[64];
+		int n;
+
+		sh_fmt_time(ts, sizeof(ts), sh_now_ns(CLOCK_REALTIME));
+		n = snprintf(gap, sizeof(gap),
+			     "{\"time\":\"%s\",\"event\":\"log-gap\",\"lost\":%llu,\"errno\":%d}\n",
+			     ts, (unsigned long long)a->lost_since_ok, a->last_errno);
+		if (write_record(a, gap, n) == 0)
+			a->lost_since_ok = 0;
 	}
-	return 0;
+	err = a->lost_since_ok ? -ENOSPC : write_record(a, b->p, b->len);
+	if (err) {
+		a->last_errno = -err;
+		a->write_errors++;
+		a->lost_since_ok++;
+	}
+	return err;
 }
 
 uint64_t sh_mono_to_real(uint64_t mono_ns)

@@ -15,6 +15,7 @@ struct sh_audit {
 	int fd;
 	char *path;
 	uint64_t write_errors;     /* records that could not be written */
+	uint64_t lost_since_ok;    /* ... since the last record that was */
 	int last_errno;
 };
 

@@ -210,9 +210,10 @@ static void audit_emit(struct daemon *d)
 {
 	int err = sh_audit_write(&d->audit, &d->buf);
 
-	if (err && d->audit.write_errors == 1)
-		sh_log("cannot write audit log %s: %s (records are being lost; counted in status)",
-		       d->audit_path, strerror(-err));
+	if (err && d->audit.lost_since_ok == 1)
+		sh_log("cannot write audit log %s: %s (records are being lost; counted in status "
+		       "and reported in the log once it can be written)", d->audit_path,
+		       strerror(-err));
 	sh_buf_reset(&d->buf);
 }
 

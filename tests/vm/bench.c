@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench: times the operations every process on the host pays the enforcer
+ * for. Prints one line per operation: "NAME ns_per_op".
+ *
+ *   bench DIR N     (DIR writable; N iterations of each)
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	char path[4096], dir[4096];
+	long n;
+	double t;
+
+	if (argc != 3)
+		return 2;
+	n = atol(argv[2]);
+	snprintf(path, sizeof(path), "%s/bench-file", argv[1]);
+	snprintf(dir, sizeof(dir), "%s/bench-dir", argv[1]);
+	close(open(path, O_WRONLY | O_CREAT, 0644));
+
+	t = now();
+	for (long i = 0; i < n; i++)
+		close(open(path, O_RDONLY));
+	printf("open-read %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n; i++)
+		close(open(path, O_WRONLY));
+	printf("open-write %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n; i++) {
+		mkdir(dir, 0755);
+		rmdir(dir);
+	}
+	printf("mkdir+rmdir %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n; i++) {
+		int fd = open(path, O_RDONLY);
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+		munmap(p, 4096);
+		close(fd);
+	}
+	printf("open+mmap-exec %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n / 10 + 1; i++) {
+		char *av[] = { "/usr/bin/true", NULL };
+		pid_t pid;
+
+		if (posix_spawn(&pid, av[0], NULL, NULL, av, environ) == 0)
+			waitpid(pid, NULL, 0);
+	}
+	printf("spawn-true %.0f\n", (now() - t) / (n / 10 + 1));
+	unlink(path);
+	return 0;
+}

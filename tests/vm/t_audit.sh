@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The audit log when the disk is full and when it is rotated: the daemon
+# keeps enforcing and answering, the log never holds half a record, the
+# loss is counted and written down once the log can be written again.
+. "$(dirname "$0")/lib.sh"
+
+SMALL=$SH_TMP/small
+mkdir -p "$SMALL" "$SH_TMP/work" "$SH_TMP/out"
+mount -t tmpfs -o size=16k tmpfs "$SMALL"
+AUDIT=$SMALL/audit.jsonl
+cat >"$SH_TMP/policies/taudit.policy" <<P
+[policy]
+name = tlog
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+[file]
+write = $SH_TMP/work/
+write = /dev/null
+P
+start_daemon || { fail "daemon starts"; umount "$SMALL"; exit 1; }
+
+# 150 refused writes to distinct files: about 60 KB of records for 16 KB.
+$CTL run --policy tlog -- /usr/bin/bash -c \
+	"for i in {1..150}; do : 2>/dev/null >$SH_TMP/out/f\$i; done" 2>/dev/null
+sleep 1
+st=$($CTL status --json)
+check "the daemon answers with a full log disk" "$?" 0
+# (bash also opens /dev/tty for writing at start: one more refusal)
+check "every refusal counted in the kernel" "$([ "$(field deny_file "$st")" -ge 150 ] && echo yes)" yes
+check_match "records that could not be written are counted" "$(field log_write_errors "$st")" '^[1-9][0-9]*$'
+check "the full log holds whole records only" "$(jq -e . "$AUDIT" >/dev/null 2>&1; echo $?)" 0
+written=$(jq -c 'select(.event=="violation")' "$AUDIT" | wc -l)
+check "some records were written before the disk filled" "$([ "$written" -gt 0 ] && [ "$written" -lt 150 ] && echo yes)" yes
+check "no refusal unaccounted: written + unwritten >= refused" \
+	"$([ $((written + $(field log_write_errors "$st"))) -ge 150 ] && echo yes)" yes
+n=$(grep -c 'cannot write audit log' "$SH_TMP/daemon.err")
+check "the daemon said so on stderr, once per episode, not per record" \
+	"$([ "$n" -ge 1 ] && [ "$n" -le 10 ] && echo yes)" yes
+
+# Free the disk the way copytruncate rotation does.
+cp "$AUDIT" "$SH_TMP/audit.1"
+: >"$AUDIT"
+try_in_tree tlog open "$SH_TMP/out/after" creat
+check "still refusing after the disk filled" "$OUT" "err EPERM"
+check "a log-gap record says how many were lost" \
+	"$(audit_wait 'true' 1 >/dev/null; jq -r 'select(.event=="log-gap") | .lost' "$AUDIT" | head -1 | grep -cE '^[1-9][0-9]*$')" 1
+check "the refusal after the gap is logged" "$(audit_wait ".target==\"$SH_TMP/out/after\"")" 1
+check_log_valid
+
+# Rotation by rename: SIGHUP reopens the log at its path.
+mv "$AUDIT" "$SH_TMP/audit.2"
+kill -HUP "$DAEMON_PID"
+sleep 0.5
+try_in_tree tlog open "$SH_TMP/out/rotated" creat
+check "after rename + SIGHUP the new file gets the records" "$(audit_wait ".target==\"$SH_TMP/out/rotated\"")" 1
+check "nothing went to the renamed file" "$(grep -c rotated "$SH_TMP/audit.2")" 0
+check_log_valid
+unload_all
+umount "$SMALL"
+exit 0
