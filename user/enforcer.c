@@ -55,6 +55,19 @@ const char *sh_hook_name(unsigned hook)
 	}
 }
 
+/* libbpf's own messages: warnings always, its debug log with --verbose. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !sh_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void sh_libbpf_quiet(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
 /* ---- probe ------------------------------------------------------------ */
 
 /*

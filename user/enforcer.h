@@ -16,6 +16,9 @@
 #include "sharness.h"
 #include "policy.h"
 
+/* Route libbpf's messages: its debug output only with --verbose. */
+void sh_libbpf_quiet(void);
+
 struct sh_probe {
 	bool securityfs;        /* /sys/kernel/security/lsm readable */
 	bool lsm_bpf;           /* "bpf" in the active LSM list */

@@ -43,13 +43,6 @@
 static const char *sock_path = SH_CTL_DEFAULT_SOCKET;
 static const char *pin_dir = "/sys/fs/bpf/sharness";
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !sh_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -649,7 +642,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return SH_EXIT_FAIL;
 		}
 	}
-	libbpf_set_print(libbpf_print);
+	sh_libbpf_quiet();
 	if (optind >= argc) {
 		usage(stderr);
 		return SH_EXIT_FAIL;

@@ -185,13 +185,6 @@ static void rl_flush_old(struct daemon *d)
 			rl_flush_slot(d, &d->rl[i]);
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !sh_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -719,7 +712,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return SH_EXIT_FAIL;
 	}
-	libbpf_set_print(libbpf_print);
+	sh_libbpf_quiet();
 	sh_buf_init(&d.buf);
 	d.rl = calloc(RL_SLOTS, sizeof(*d.rl));
 	if (!d.rl) {
