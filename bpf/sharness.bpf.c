@@ -35,6 +35,8 @@
 #define CGROUP_SUPER_MAGIC 0x27e0eb
 #define BPF_FS_MAGIC 0xcafe4a11
 #define CLONE_INTO_CGROUP 0x200000000ULL
+#define PROC_SUPER_MAGIC 0x9fa0
+#define PID_FS_MAGIC 0x50494446
 
 #define PROT_EXEC 0x4
 #define PTRACE_MODE_NOAUDIT 0x04
@@ -295,6 +297,7 @@ struct walk {
 	__u32 pos;              /* start of the path built so far in scratch.walk */
 	int err;
 	bool done;
+	bool last;              /* a pseudo or disconnected dentry: its name ends the path */
 	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
 	__u16 off_mnt_parent;   /* struct mount: mnt_parent */
 	__u16 off_mountpoint;   /* struct mount: mnt_mountpoint */
@@ -326,7 +329,11 @@ static long walk_step(__u32 i, void *data)
 	}
 	root = read_ptr(w->mnt, w->off_mnt_root);
 	parent = read_ptr(w->dentry, w->off_d_parent);
-	if (w->dentry == root || w->dentry == parent) {
+	if (w->dentry == parent && w->dentry != root) {
+		/* Its own parent but not its mount's root (memfd, pipe, a
+		 * disconnected dentry): its name is all there is. */
+		w->last = true;
+	} else if (w->dentry == root) {
 		void *up = read_ptr(w->mnt, w->off_mnt_parent);
 
 		if (up == w->mnt || !up) {
@@ -349,6 +356,10 @@ static long walk_step(__u32 i, void *data)
 	s->walk[pos & SH_PATH_MASK] = '/';
 	w->pos = pos;
 	w->dentry = parent;
+	if (w->last) {
+		w->done = true;
+		return 1;
+	}
 	return 0;
 }
 
@@ -404,6 +415,34 @@ static __always_inline bool protected_sb(struct super_block *sb)
 
 	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
 	       magic == BPF_FS_MAGIC;
+}
+
+/*
+ * /proc/sys on any procfs mount: sysctls name programs the kernel starts as
+ * root outside every tree (core_pattern "|...", modprobe) and switch
+ * kernel-wide protections. No tree may write them.
+ */
+static __always_inline bool sysctl_dentry(struct dentry *d)
+{
+	struct dentry *root, *up;
+	char n[3];
+
+	if (BPF_CORE_READ(d, d_sb, s_magic) != PROC_SUPER_MAGIC)
+		return false;
+	root = BPF_CORE_READ(d, d_sb, s_root);
+	for (int i = 0; i < 16; i++) {
+		up = BPF_CORE_READ(d, d_parent);
+		if (up == d)
+			return false;
+		if (up == root) {
+			if (BPF_CORE_READ(d, d_name.len) != 3)
+				return false;
+			bpf_probe_read_kernel(n, 3, BPF_CORE_READ(d, d_name.name));
+			return n[0] == 's' && n[1] == 'y' && n[2] == 's';
+		}
+		d = up;
+	}
+	return true; /* deeper than any sysctl: refuse rather than guess */
 }
 
 /* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
@@ -517,6 +556,10 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 	evf = write ? SH_EVF_WRITE : 0;
 	if (!m.flags)
 		return report(&m, 0, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_NOPOLICY, 0, evf, fflags, 0);
+	/* A pidfd (pidfs, 6.9+) names no file a rule can match; what it is
+	 * used for is judged at task_kill and ptrace_access_check. */
+	if (BPF_CORE_READ(file, f_path.dentry, d_sb, s_magic) == PID_FS_MAGIC)
+		return 0;
 
 	len = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
 	if (len <= 0)
@@ -525,6 +568,8 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 
 	if (write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)))
 		return report(&m, s, SH_HOOK_CGROUP, SH_OP_OPEN, SH_WHY_FORBIDDEN, len, evf, fflags, 0);
+	if (write && sysctl_dentry(BPF_CORE_READ(file, f_path.dentry)))
+		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_FORBIDDEN, len, evf, fflags, 0);
 	act = lookup_rule(s, &m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
 		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_RULE, len, evf, fflags, 0);
@@ -987,7 +1032,10 @@ int BPF_PROG(sh_file_receive, struct file *file, int ret)
 	if (!m.flags)
 		return report(&m, 0, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_NOPOLICY, 0, evf, 0, 0);
 	if (!(m.flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)) &&
-	    !(write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb))))
+	    !(write && (protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)) ||
+			sysctl_dentry(BPF_CORE_READ(file, f_path.dentry)))))
+		return 0;
+	if (BPF_CORE_READ(file, f_path.dentry, d_sb, s_magic) == PID_FS_MAGIC)
 		return 0;
 	len = walk_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
 	if (len <= 0)
@@ -995,6 +1043,8 @@ int BPF_PROG(sh_file_receive, struct file *file, int ret)
 			      len ? len : -ENAMETOOLONG, evf, 0, 0);
 	if (write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)))
 		return report(&m, s, SH_HOOK_CGROUP, SH_OP_RECEIVE, SH_WHY_FORBIDDEN, len, evf, 0, 0);
+	if (write && sysctl_dentry(BPF_CORE_READ(file, f_path.dentry)))
+		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_FORBIDDEN, len, evf, 0, 0);
 	act = lookup_rule(s, &m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
 		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_RULE, len, evf, 0, 0);
