@@ -74,6 +74,14 @@ try_outside exec /usr/bin/id -u
 check "outside the tree: same exec runs" "$OUT" 0
 check "kernel counter unchanged by outsiders" "$(counter deny_exec)" 1
 
+# --user: the command runs as that user, and is held just the same.
+OUT=$($CTL run --policy texec --user nobody -- "$TRY" exec /usr/bin/id 2>/dev/null | head -1)
+check "run --user: a non-root tree is refused too" "$OUT" "err EPERM"
+check "run --user: the event carries the user's uid" \
+	"$(field uid "$(audit_last '.hook=="exec" and .uid==65534')")" 65534
+OUT=$($CTL run --policy texec --user nobody -- /usr/bin/bash -c 'echo $EUID' 2>/dev/null)
+check "run --user: runs as that user" "$OUT" 65534
+
 # sharnessctl run reports a refused command as "cannot execute" (126).
 $CTL run --policy texec -- /usr/bin/id 2>"$SH_TMP/run.err"
 check "run: refused CMD exits 126" "$?" 126
@@ -83,12 +91,12 @@ check_match "run: says why" "$(cat "$SH_TMP/run.err")" "Operation not permitted"
 try_in_tree texec exec "$A/idlink"
 check "symlink to a refused binary: refused" "$OUT" "err EPERM"
 check "symlink: event names the resolved file" \
-	"$(audit_wait '.target=="/usr/bin/id"' 3)" 3
+	"$(audit_wait '.target=="/usr/bin/id"' 4)" 4
 OUT=$(cd /usr/lib && $CTL run --policy texec -- "$TRY" exec ../bin/id 2>/dev/null | head -1)
 check "relative path with '..': refused" "$OUT" "err EPERM"
 try_in_tree texec exec /proc/self/root/usr/bin/id
 check "/proc/self/root path: refused" "$OUT" "err EPERM"
-check "each recorded against /usr/bin/id" "$(audit_wait '.target=="/usr/bin/id"' 5)" 5
+check "each recorded against /usr/bin/id" "$(audit_wait '.target=="/usr/bin/id"' 6)" 6
 
 # Longest rule wins: a deny inside an allowed directory.
 try_in_tree texec exec "$A/ok"
