@@ -11,7 +11,7 @@ cp /usr/bin/true "$A/denied"
 ln -s /usr/bin/id "$A/idlink"
 printf '#!/usr/bin/bash\nexit 7\n' >"$A/script-ok"
 printf '#!/usr/bin/id\n' >"$A/script-badinterp"
-chmod +x "$A"/*
+chmod +x "$A/ok" "$A/denied" "$A/script-ok" "$A/script-badinterp"
 
 cat >"$SH_TMP/policies/texec.policy" <<P
 [policy]
