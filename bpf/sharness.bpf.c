@@ -36,7 +36,7 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #define PROC_SUPER_MAGIC 0x9fa0
-#define PID_FS_MAGIC 0x50494446
+#define MNT_INTERNAL 0x4000
 
 #define PROT_EXEC 0x4
 #define PTRACE_MODE_NOAUDIT 0x04
@@ -533,49 +533,72 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	return 0;
 }
 
+/*
+ * Opening a file, or receiving one over SCM_RIGHTS (judged as if opened).
+ * Only what a rule can decide costs a path: reads matter to deny rules,
+ * writes to write and deny rules, and to the file systems no tree may
+ * change. use_d_path: the hook may call bpf_d_path (file_open); elsewhere
+ * the path comes from walk_path.
+ */
+static __always_inline int judge_open(struct member *m, struct file *file, __u32 op,
+				      __u32 fflags, bool write, bool use_d_path)
+{
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
+	__u32 act, evf = write ? SH_EVF_WRITE : 0;
+	bool cg = false, sysctl = false;
+	struct scratch *s;
+	long len;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, evf, fflags, 0);
+	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
+	 * memfd) hold no file a rule can name; what such a file is used for
+	 * is judged where it is used (exec, mmap, kill, ptrace). */
+	if (BPF_CORE_READ(file, f_path.mnt, mnt_flags) & MNT_INTERNAL)
+		return 0;
+	if (write) {
+		cg = protected_sb(sb);
+		sysctl = !cg && sysctl_dentry(dentry);
+	}
+	if (!cg && !sysctl && !(m->flags & SH_PF_FILE_DENY) &&
+	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	if (use_d_path)
+		len = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
+	else
+		len = walk_path(s, dentry, BPF_CORE_READ(file, f_path.mnt));
+	if (len <= 0)
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_UNRESOLVED,
+			      len ? len : -ENAMETOOLONG, evf, fflags, 0);
+	if (cg || sysctl)
+		return report(m, s, cg ? SH_HOOK_CGROUP : SH_HOOK_FILE, op, SH_WHY_FORBIDDEN,
+			      len, evf, fflags, 0);
+	act = lookup_rule(s, m, SH_KEY_FILE, len);
+	if (act == SH_ACT_DENY)
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_RULE, len, evf, fflags, 0);
+	if (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_DEFAULT, len, evf, fflags, 0);
+	return 0;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(sh_file_open, struct file *file, int ret)
 {
 	struct member m = {};
-	struct scratch *s;
-	__u32 act, fmode, fflags, evf;
-	bool write;
-	long len;
+	__u32 fflags;
 
 	if (ret)
 		return ret;
 	if (!membership(&m))
 		return 0;
-	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
-	s = get_scratch();
-	if (!s)
-		return -EPERM;
-	fmode = BPF_CORE_READ(file, f_mode);
 	fflags = BPF_CORE_READ(file, f_flags);
-	write = (fmode & FMODE_WRITE) || (fflags & O_TRUNC);
-	evf = write ? SH_EVF_WRITE : 0;
-	if (!m.flags)
-		return report(&m, 0, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_NOPOLICY, 0, evf, fflags, 0);
-	/* A pidfd (pidfs, 6.9+) names no file a rule can match; what it is
-	 * used for is judged at task_kill and ptrace_access_check. */
-	if (BPF_CORE_READ(file, f_path.dentry, d_sb, s_magic) == PID_FS_MAGIC)
-		return 0;
-
-	len = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
-	if (len <= 0)
-		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_UNRESOLVED,
-			      len ? len : -ENAMETOOLONG, evf, fflags, 0);
-
-	if (write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)))
-		return report(&m, s, SH_HOOK_CGROUP, SH_OP_OPEN, SH_WHY_FORBIDDEN, len, evf, fflags, 0);
-	if (write && sysctl_dentry(BPF_CORE_READ(file, f_path.dentry)))
-		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_FORBIDDEN, len, evf, fflags, 0);
-	act = lookup_rule(s, &m, SH_KEY_FILE, len);
-	if (act == SH_ACT_DENY)
-		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_RULE, len, evf, fflags, 0);
-	if (write && act != SH_ACT_WRITE && (m.flags & SH_PF_FILE_WRITELIST))
-		return report(&m, s, SH_HOOK_FILE, SH_OP_OPEN, SH_WHY_DEFAULT, len, evf, fflags, 0);
-	return 0;
+	return judge_open(&m, file, SH_OP_OPEN, fflags,
+			  (BPF_CORE_READ(file, f_mode) & FMODE_WRITE) || (fflags & O_TRUNC), true);
 }
 
 /*
@@ -957,17 +980,22 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	__u32 act;
 	long len;
 
+	bool deleted;
+
 	count(SH_CNT_HOOK(SH_HOOK_MMAP, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, SH_HOOK_MMAP, op, SH_WHY_NOPOLICY, 0, 0, prot, 0);
+	deleted = BPF_CORE_READ(file, f_inode, i_nlink) == 0;
+	if (!deleted && !(m->flags & SH_PF_EXEC_RULES))
+		return 0;
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	if (!m->flags)
-		return report(m, 0, SH_HOOK_MMAP, op, SH_WHY_NOPOLICY, 0, 0, prot, 0);
 	len = walk_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
 	if (len <= 0)
 		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_UNRESOLVED,
 			      len ? len : -ENAMETOOLONG, 0, prot, 0);
-	if (BPF_CORE_READ(file, f_inode, i_nlink) == 0)
+	if (deleted)
 		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_DELETED, len, 0, prot, 0);
 	act = lookup_rule(s, m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
@@ -1011,46 +1039,16 @@ int BPF_PROG(sh_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot
 	return judge_exec_map(&m, file, SH_OP_MPROTECT_EXEC, prot);
 }
 
-/* A descriptor passed in over SCM_RIGHTS is judged as if it were opened. */
+/* A descriptor passed in over SCM_RIGHTS is judged as if it were opened.
+ * (bpf_d_path is not allowed here on 6.1.) */
 SEC("lsm/file_receive")
 int BPF_PROG(sh_file_receive, struct file *file, int ret)
 {
 	struct member m = {};
-	struct scratch *s;
-	__u32 act, fmode, evf;
-	bool write;
-	long len;
 
 	ENTER(ret, m);
-	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
-	s = get_scratch();
-	if (!s)
-		return -EPERM;
-	fmode = BPF_CORE_READ(file, f_mode);
-	write = fmode & FMODE_WRITE;
-	evf = write ? SH_EVF_WRITE : 0;
-	if (!m.flags)
-		return report(&m, 0, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_NOPOLICY, 0, evf, 0, 0);
-	if (!(m.flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)) &&
-	    !(write && (protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)) ||
-			sysctl_dentry(BPF_CORE_READ(file, f_path.dentry)))))
-		return 0;
-	if (BPF_CORE_READ(file, f_path.dentry, d_sb, s_magic) == PID_FS_MAGIC)
-		return 0;
-	len = walk_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
-	if (len <= 0)
-		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_UNRESOLVED,
-			      len ? len : -ENAMETOOLONG, evf, 0, 0);
-	if (write && protected_sb(BPF_CORE_READ(file, f_path.dentry, d_sb)))
-		return report(&m, s, SH_HOOK_CGROUP, SH_OP_RECEIVE, SH_WHY_FORBIDDEN, len, evf, 0, 0);
-	if (write && sysctl_dentry(BPF_CORE_READ(file, f_path.dentry)))
-		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_FORBIDDEN, len, evf, 0, 0);
-	act = lookup_rule(s, &m, SH_KEY_FILE, len);
-	if (act == SH_ACT_DENY)
-		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_RULE, len, evf, 0, 0);
-	if (write && act != SH_ACT_WRITE && (m.flags & SH_PF_FILE_WRITELIST))
-		return report(&m, s, SH_HOOK_FILE, SH_OP_RECEIVE, SH_WHY_DEFAULT, len, evf, 0, 0);
-	return 0;
+	return judge_open(&m, file, SH_OP_RECEIVE, 0,
+			  BPF_CORE_READ(file, f_mode) & FMODE_WRITE, false);
 }
 
 /* ---- a tree cannot take the wall down ----------------------------------- */

@@ -67,6 +67,7 @@ enum sh_policy_flags {
 	SH_PF_SIGNAL_TREE    = 1u << 5, /* signals only within the tagged tree */
 	SH_PF_CONNECT_RULES  = 1u << 6, /* has connect path rules */
 	SH_PF_FILE_DENY      = 1u << 7, /* has file deny rules */
+	SH_PF_EXEC_RULES     = 1u << 8, /* has exec allow or deny rules */
 };
 
 struct sh_policy_conf {

@@ -869,6 +869,8 @@ static uint32_t policy_flags(const struct sh_policy *p)
 		f |= SH_PF_AUDIT;
 	if (sh_policy_has_kind(p, SH_EXEC_ALLOW))
 		f |= SH_PF_EXEC_ALLOWLIST;
+	if (sh_policy_has_kind(p, SH_EXEC_ALLOW) || sh_policy_has_kind(p, SH_EXEC_DENY))
+		f |= SH_PF_EXEC_RULES;
 	if (sh_policy_has_kind(p, SH_FILE_WRITE))
 		f |= SH_PF_FILE_WRITELIST;
 	if (sh_policy_has_kind(p, SH_FILE_DENY))
