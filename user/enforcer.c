@@ -700,12 +700,38 @@ const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t 
 	return NULL;
 }
 
+/*
+ * The id of a cgroup that can be tagged. The programs look for tags at the
+ * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
+ * so it is refused rather than accepted and not enforced.
+ */
+static int tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
+{
+	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
+
+	if (err == -ENOTDIR) {
+		snprintf(errbuf, errlen, "%s is not a cgroup v2 directory under /sys/fs/cgroup",
+			 cgroup);
+		return err;
+	}
+	if (err) {
+		snprintf(errbuf, errlen, "cgroup %s: %s", cgroup, strerror(-err));
+		return err;
+	}
+	if (level >= SH_MAX_CGROUP_LEVEL) {
+		snprintf(errbuf, errlen, "cgroup %s is %d levels deep; at most %d can be tagged",
+			 cgroup, level, SH_MAX_CGROUP_LEVEL - 1);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* A policy's id in its set is its index there. */
 static int policy_index(const struct sh_policy_set *set, const char *name)
 {
-	for (size_t i = 0; i < set->n; i++)
-		if (strcmp(set->pols[i].name, name) == 0)
-			return (int)i;
-	return -1;
+	const struct sh_policy *p = sh_policy_find(set, name);
+
+	return p ? (int)(p - set->pols) : -1;
 }
 
 /* Delete every rule key of one slot. */
@@ -913,11 +939,12 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		for (size_t c = 0; c < p->ncgroups; c++) {
 			uint64_t id;
 
-			err = sh_cgroup_id(p->cgroups[c], &id);
+			char why[512];
+
+			err = tag_id(p->cgroups[c], &id, why, sizeof(why));
 			if (err) {
-				sh_errors_add(errs, "%s:%d: cgroup %s: %s", p->file,
-					      p->cgroup_lines ? p->cgroup_lines[c] : 0,
-					      p->cgroups[c], strerror(-err));
+				sh_errors_add(errs, "%s:%d: %s", p->file,
+					      p->cgroup_lines ? p->cgroup_lines[c] : 0, why);
 				goto out;
 			}
 			if (nnt == cap) {
@@ -1090,11 +1117,9 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 		snprintf(errbuf, errlen, "no policy named '%s' is loaded", policy);
 		return -ENOENT;
 	}
-	err = sh_cgroup_id(cgroup, &id);
-	if (err) {
-		snprintf(errbuf, errlen, "%s: not a cgroup v2 directory: %s", cgroup, strerror(-err));
+	err = tag_id(cgroup, &id, errbuf, errlen);
+	if (err)
 		return err;
-	}
 	for (size_t i = 0; i < e->ntags; i++)
 		if (e->tags[i].cgid == id) {
 			snprintf(errbuf, errlen, "%s is already tagged with policy '%s'",

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,7 +93,39 @@ int sh_write_file(const char *path, const char *s)
 	return err;
 }
 
+/*
+ * The id of a cgroup v2 directory, and its level below /sys/fs/cgroup
+ * (which must be the cgroup v2 mount). Anything else is -ENOTDIR: a tag
+ * on a path that is not a cgroup would match nothing, silently.
+ */
+static int sh_cgroup_handle(const char *path, uint64_t *id);
+
 int sh_cgroup_id(const char *path, uint64_t *id)
+{
+	return sh_cgroup_id_level(path, id, NULL);
+}
+
+int sh_cgroup_id_level(const char *path, uint64_t *id, int *level)
+{
+	static const char root[] = "/sys/fs/cgroup";
+	char real[PATH_MAX];
+	struct statfs sfs;
+	int n = 0;
+
+	if (statfs(path, &sfs) < 0)
+		return -errno;
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC || !realpath(path, real) ||
+	    strncmp(real, root, sizeof(root) - 1) != 0 ||
+	    (real[sizeof(root) - 1] != '/' && real[sizeof(root) - 1] != 0))
+		return -ENOTDIR;
+	for (const char *p = real + sizeof(root) - 1; *p; p++)
+		n += *p == '/';
+	if (level)
+		*level = n;
+	return sh_cgroup_handle(real, id);
+}
+
+static int sh_cgroup_handle(const char *path, uint64_t *id)
 {
 	struct {
 		struct file_handle fh;

@@ -26,8 +26,10 @@ void sh_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 ssize_t sh_read_file(const char *path, char *buf, size_t size);
 /* Write a string to a file (cgroup and proc knobs); 0 or -errno. */
 int sh_write_file(const char *path, const char *s);
-/* cgroup v2 id of the cgroup directory at path; 0 or -errno. */
+/* cgroup v2 id of the cgroup directory at path (under /sys/fs/cgroup);
+ * 0, -ENOTDIR if it is not one, or -errno. level: depth below the root. */
 int sh_cgroup_id(const char *path, uint64_t *id);
+int sh_cgroup_id_level(const char *path, uint64_t *id, int *level);
 /* mkdir -p, mode for each created component. */
 int sh_mkdir_p(const char *path, mode_t mode);
 /* RFC 3339 UTC time with microseconds of a CLOCK_REALTIME instant. */

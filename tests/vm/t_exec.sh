@@ -131,6 +131,24 @@ OUT=$(bash -c "echo \$\$ > $CG/cgroup.procs; exec $TRY exec /usr/bin/id -u" | he
 check "after untag the same exec runs" "$OUT" 0
 rmdir $CG 2>/dev/null
 
+# Only cgroups can be tagged, and only as deep as the programs look.
+$CTL tag /tmp texec 2>"$SH_TMP/tag.err"
+check "tag of a path that is no cgroup: refused" "$?" 1
+check_match "tag of a non-cgroup says why" "$(cat "$SH_TMP/tag.err")" "not a cgroup v2 directory"
+deep=/sys/fs/cgroup/t_exec_deep
+p31=$deep
+for i in $(seq 30); do p31=$p31/d; done          # level 31
+mkdir -p "$p31/d"
+$CTL tag "$p31/d" texec 2>"$SH_TMP/tag.err"
+check "tag of a level-32 cgroup: refused" "$?" 1
+check_match "too deep says why" "$(cat "$SH_TMP/tag.err")" "levels deep"
+$CTL tag "$p31" texec
+check "tag of a level-31 cgroup" "$?" 0
+OUT=$(bash -c "echo \$\$ > $p31/cgroup.procs; exec $TRY exec /usr/bin/id" | head -1)
+check "a process at level 31 is held" "$OUT" "err EPERM"
+$CTL untag "$p31"
+find "$deep" -depth -type d -exec rmdir {} \; 2>/dev/null
+
 # Audit mode: logged, not refused.
 before=$(counter audit_exec)
 try_in_tree taudit exec /usr/bin/id -u
