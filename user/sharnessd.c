@@ -214,15 +214,12 @@ static int on_event(void *ctx, const struct sh_event *ev)
 {
 	struct daemon *d = ctx;
 	uint32_t run_id = 0;
-	const char *cg;
+	const char *cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
 	struct run_count *rc;
 
-	if (sh_enforcer_tag_path(d->enf, ev->origin, &run_id) && run_id &&
-	    (rc = run_find(d, run_id, true)))
+	if (cg && run_id && (rc = run_find(d, run_id, true)))
 		rc->denials++;
-	run_id = 0;
 	if (rl_admit(d, ev)) {
-		cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
 		sh_audit_format_event(&d->buf, ev,
 				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
 				      cg, run_id);

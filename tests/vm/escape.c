@@ -85,28 +85,12 @@
 
 extern char **environ;
 
+/* The errno's symbol (glibc names every errno value it knows). */
 static const char *errname(int e)
 {
-	switch (e) {
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case ENOENT: return "ENOENT";
-	case EEXIST: return "EEXIST";
-	case ESRCH: return "ESRCH";
-	case EINVAL: return "EINVAL";
-	case EBUSY: return "EBUSY";
-	case ENOEXEC: return "ENOEXEC";
-	case ENOSYS: return "ENOSYS";
-	case EBADF: return "EBADF";
-	case EAFNOSUPPORT: return "EAFNOSUPPORT";
-	case EKEYREJECTED: return "EKEYREJECTED";
-	case ENOKEY: return "ENOKEY";
-	case EBADMSG: return "EBADMSG";
-	case EFAULT: return "EFAULT";
-	case ENOTDIR: return "ENOTDIR";
-	case EOPNOTSUPP: return "EOPNOTSUPP";
-	default: return "EOTHER";
-	}
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "EOTHER";
 }
 
 static int report(long r, const char *what)

@@ -43,29 +43,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* The errno's symbol (glibc names every errno value it knows). */
 static const char *errname(int e)
 {
-	switch (e) {
-	case EPERM: return "EPERM";
-	case EACCES: return "EACCES";
-	case ENOENT: return "ENOENT";
-	case EEXIST: return "EEXIST";
-	case ECONNREFUSED: return "ECONNREFUSED";
-	case ESRCH: return "ESRCH";
-	case EINVAL: return "EINVAL";
-	case EROFS: return "EROFS";
-	case ENAMETOOLONG: return "ENAMETOOLONG";
-	case ENOTDIR: return "ENOTDIR";
-	case EISDIR: return "EISDIR";
-	case EXDEV: return "EXDEV";
-	case ENOEXEC: return "ENOEXEC";
-	case EAGAIN: return "EAGAIN";
-	case EADDRINUSE: return "EADDRINUSE";
-	case ENOTTY: return "ENOTTY";
-	case ENOSYS: return "ENOSYS";
-	case EBADF: return "EBADF";
-	default: return "EOTHER";
-	}
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "EOTHER";
 }
 
 static int report(int r)
