@@ -18,6 +18,21 @@ CTL="$SH_BUILD/sharnessctl --socket $SOCK"
 TRY=$SH_BUILD/tests/vm/try
 DAEMON_PID=
 
+# How long a wait for an event may take before it counts as a miss: generous
+# for a loaded 2-core machine under emulation. Waits poll for the event and
+# return as soon as it happens; no check sleeps for a guessed time.
+SH_WAIT=${SH_WAIT:-60}
+
+# wait_until CMD...: runs CMD every 0.1 s until it succeeds or SH_WAIT
+# seconds have passed; returns CMD's last status.
+wait_until() {
+	local end=$((SECONDS + SH_WAIT))
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
 pass() { echo "PASS $T: $1" | tee -a "$SH_RESULTS"; }
 fail() { echo "FAIL $T: $1${2:+ -- $2}" | tee -a "$SH_RESULTS"; }
 
@@ -65,10 +80,7 @@ start_daemon() {
 stop_daemon() {
 	[ -n "$DAEMON_PID" ] || return 0
 	kill -"${1:-TERM}" "$DAEMON_PID" 2>/dev/null
-	for _ in $(seq 100); do
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_until gone "$DAEMON_PID"
 	DAEMON_PID=
 }
 
@@ -93,12 +105,12 @@ audit_count() {
 	jq -c "select(.event == \"violation\") | select($1)" "$AUDIT" 2>/dev/null | wc -l
 }
 
-# audit_wait JQ_FILTER [N]: wait (up to 10 s) until N records match; prints the count.
+# audit_wait JQ_FILTER [N]: wait (up to SH_WAIT) until N records match; prints the count.
 audit_wait() {
-	local n=${2:-1} c=0
-	for _ in $(seq 100); do
+	local n=${2:-1} c=0 end=$((SECONDS + SH_WAIT))
+	while :; do
 		c=$(audit_count "$1")
-		[ "$c" -ge "$n" ] && break
+		[ "$c" -ge "$n" ] || [ $SECONDS -ge $end ] && break
 		sleep 0.1
 	done
 	echo "$c"
@@ -114,24 +126,20 @@ check_log_valid() {
 	if jq -e . "$AUDIT" >/dev/null 2>&1; then pass "audit log is valid JSON"; else fail "audit log is valid JSON"; fi
 }
 
-# Waits (up to 10 s) for the daemon to exit by itself (after unload).
+# gone PID: the process has exited.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# Waits (up to SH_WAIT) for the daemon to exit by itself (after unload).
 wait_daemon_exit() {
 	[ -n "$DAEMON_PID" ] || return 0
-	for _ in $(seq 100); do
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_until gone "$DAEMON_PID"
 	DAEMON_PID=
 }
 
 # Detaches everything this test loaded, so the next test starts clean.
 unload_all() {
-	[ -n "$DAEMON_PID" ] && $CTL unload --force >/dev/null 2>&1
-	for _ in $(seq 100); do
-		[ -z "$DAEMON_PID" ] && break
-		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
-	done
+	[ -n "$DAEMON_PID" ] && $CTL unload --force >/dev/null 2>&1 &&
+		wait_until gone "$DAEMON_PID"
 	DAEMON_PID=
 	"$SH_BUILD/sharnessd" --unload --force --pin-dir "$PIN" --socket "$SOCK" \
 		--audit-log "$AUDIT" 2>/dev/null

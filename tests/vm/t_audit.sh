@@ -24,7 +24,14 @@ start_daemon || { fail "daemon starts"; umount "$SMALL"; exit 1; }
 # 150 refused writes to distinct files: about 60 KB of records for 16 KB.
 $CTL run --policy tlog -- /usr/bin/bash -c \
 	"for i in {1..150}; do : 2>/dev/null >$SH_TMP/out/f\$i; done" 2>/dev/null
-sleep 1
+# The daemon has read every refusal once written + unwritten covers them.
+all_read() {
+	local st w
+	st=$($CTL status --json) || return 1
+	w=$(jq -c 'select(.event=="violation")' "$AUDIT" 2>/dev/null | wc -l)
+	[ $((w + $(field log_write_errors "$st"))) -ge 150 ]
+}
+wait_until all_read
 st=$($CTL status --json)
 check "the daemon answers with a full log disk" "$?" 0
 # (bash also opens /dev/tty for writing at start: one more refusal)
@@ -52,7 +59,7 @@ check_log_valid
 # Rotation by rename: SIGHUP reopens the log at its path.
 mv "$AUDIT" "$SH_TMP/audit.2"
 kill -HUP "$DAEMON_PID"
-sleep 0.5
+wait_until test -e "$AUDIT"   # reopened at its path
 try_in_tree tlog open "$SH_TMP/out/rotated" creat
 check "after rename + SIGHUP the new file gets the records" "$(audit_wait ".target==\"$SH_TMP/out/rotated\"")" 1
 check "nothing went to the renamed file" "$(grep -c rotated "$SH_TMP/audit.2")" 0

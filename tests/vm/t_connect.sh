@@ -40,10 +40,8 @@ serve listen-dgram "$D/d.sock"     # refused
 serve listen-dgram "$O/d.sock"     # default allow
 serve listen-abstract "$ABS"
 trap 'kill $LPIDS 2>/dev/null; cleanup' EXIT
-for _ in $(seq 100); do
-	[ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq $nserve ] && break
-	sleep 0.1
-done
+servers_ready() { [ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq "$1" ]; }
+wait_until servers_ready $nserve
 check "servers outside the tree are listening" \
 	"$(cat "$SH_TMP"/serve.* | grep -c '^ready$')" $nserve
 

@@ -115,7 +115,7 @@ check "#! script with a refused interpreter: refused" "$OUT" "err EPERM"
 # Descendants: a background grandchild in its own session is still held.
 $CTL run --policy texec -- /usr/bin/bash -c \
 	"( $TRY exec /usr/bin/id >$SH_TMP/bg.tmp 2>&1; mv $SH_TMP/bg.tmp $SH_TMP/bg.out ) &
-	 for i in \$(seq 200); do [ -e $SH_TMP/bg.out ] && break; read -t 0.05 <>$SH_TMP/fifo; done" 2>/dev/null
+	 for i in \$(seq $((SH_WAIT * 20))); do [ -e $SH_TMP/bg.out ] && break; read -t 0.05 <>$SH_TMP/fifo; done" 2>/dev/null
 check "background grandchild refused" "$(head -1 "$SH_TMP/bg.out")" "err EPERM"
 
 # tag / untag of an existing cgroup.
@@ -164,7 +164,8 @@ mkfifo "$SH_TMP/go"
 $CTL run --policy texec -- /usr/bin/bash -c \
 	"read x < $SH_TMP/go; $TRY exec /usr/bin/id -u" >"$SH_TMP/late.out" 2>/dev/null &
 runpid=$!
-sleep 1
+run_started() { [ -n "$(cat /sys/fs/cgroup/sharness/run-*/cgroup.procs 2>/dev/null)" ]; }
+wait_until run_started
 $CTL unload
 check "unload refused while a run is tagged" "$?" 1
 $CTL unload --force

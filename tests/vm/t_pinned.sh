@@ -55,7 +55,8 @@ check "the run ended normally" "$?" 0
 $CTL unload
 check "unload with nothing tagged" "$?" 0
 wait_daemon_exit
-sleep 0.5
+not_enforcing() { $CTL status >/dev/null 2>&1; [ $? -eq 3 ]; }
+wait_until not_enforcing
 out=$($CTL status)
 check "after unload: status exit 3" "$?" 3
 check_match "after unload: NOT enforcing" "$out" "NOT enforcing"

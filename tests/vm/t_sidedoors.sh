@@ -123,11 +123,8 @@ new_evs() {
 expect_ev() {
 	# sharnessctl run returns after the daemon logged the run's events:
 	# a short wait is enough.
-	for ((i = 0; i < 20; i++)); do
-		new_evs
-		[ "$EVN" -gt 0 ] && break
-		sleep 0.1
-	done
+	have_ev() { new_evs; [ "$EVN" -gt 0 ]; }
+	wait_until have_ev
 	check "$1: audit event (${PATS[*]})" "$EVN" 1
 	# On a miss, what the log got instead.
 	[ "$EVN" = "${3:-1}" ] || { mapfile -t -s "$BASE" l <"$AUDIT"; printf '   %s\n' "${l[@]}" | grep -F '"violation"'; }
@@ -143,7 +140,7 @@ settle() {
 	local p=("${PATS[@]}") b=$BASE
 	mark bpf bpf
 	$CTL run --policy tsd -- "$ESC" bpf-map-create >/dev/null 2>&1
-	for ((i = 0; i < 20; i++)); do new_evs; [ "$EVN" -gt 0 ] && break; sleep 0.1; done
+	wait_until have_ev
 	PATS=("${p[@]}") BASE=$b
 }
 
@@ -261,14 +258,15 @@ echo "-- other processes memory (${SECONDS}s)"
 # The victim: outside every tree, holding the secret file open.
 "$ESC" hold "$SH_TMP/secret" >"$SH_TMP/hold.out" 2>&1 &
 VPID=$!
-for _ in $(seq 100); do grep -q '^ready' "$SH_TMP/hold.out" && break; sleep 0.1; done
+wait_until grep -q '^ready' "$SH_TMP/hold.out"
 read -r _ _ VADDR VFD < <(grep '^ready' "$SH_TMP/hold.out")
 check "victim outside the tree is ready" "$(grep -c "^ready $VPID " "$SH_TMP/hold.out")" 1
 victim_buf() { # the victim prints its buffer on SIGUSR1
 	local n
 	n=$(wc -l <"$SH_TMP/hold.out")
 	kill -USR1 "$VPID"
-	for _ in $(seq 50); do [ "$(wc -l <"$SH_TMP/hold.out")" -gt "$n" ] && break; sleep 0.1; done
+	more_lines() { [ "$(wc -l <"$SH_TMP/hold.out")" -gt "$n" ]; }
+	wait_until more_lines
 	tail -n 1 "$SH_TMP/hold.out"
 }
 
@@ -546,10 +544,8 @@ serve secret "$SH_TMP/secret" r
 serve public "$SH_TMP/public" r
 serve outw "$SH_TMP/outside.txt" w
 serve procs "$OTHER/cgroup.procs" w
-for _ in $(seq 100); do
-	[ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq 4 ] && break
-	sleep 0.1
-done
+servers_ready() { [ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq "$1" ]; }
+wait_until servers_ready 4
 check "descriptor servers outside the tree are ready" "$(cat "$SH_TMP"/serve.* | grep -c '^ready$')" 4
 
 c0=$(counter deny_file)

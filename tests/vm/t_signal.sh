@@ -84,12 +84,9 @@ check "signals inside the tree: delivered" "$(tr '\n' ' ' <"$SH_TMP/members.out"
 # Another tree of the same policy is outside this one.
 $CTL run --policy tsig -- /usr/bin/sleep 600 2>/dev/null &
 RUNB=$!
+run_pid() { PB=$(cat /sys/fs/cgroup/sharness/run-*/cgroup.procs 2>/dev/null | head -1); [ -n "$PB" ]; }
 PB=
-for _ in $(seq 100); do
-	PB=$(cat /sys/fs/cgroup/sharness/run-*/cgroup.procs 2>/dev/null | head -1)
-	[ -n "$PB" ] && break
-	sleep 0.1
-done
+wait_until run_pid
 try_in_tree tsig kill "${PB:-0}" 15
 check "kill to another tree of the same policy: refused" "$OUT" "err EPERM"
 check "its event names that process" \
