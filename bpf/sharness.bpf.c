@@ -21,7 +21,9 @@
 #include "sharness.h"
 
 #define EPERM 1
+#define EXDEV 18
 #define ENAMETOOLONG 36
+#define ESTALE 116
 
 #define FMODE_WRITE 0x2
 #define O_TRUNC 01000
@@ -38,11 +40,53 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #define MNT_INTERNAL 0x4000
 
+/* File systems whose files are kernel knobs: no tree writes to them. */
+#define SYSFS_MAGIC 0x62656572
+#define SECURITYFS_MAGIC 0x73636673
+#define DEBUGFS_MAGIC 0x64626720
+#define TRACEFS_MAGIC 0x74726163
+#define CONFIGFS_MAGIC 0x62656570
+#define BINFMTFS_MAGIC 0x42494e4d
+#define PSTOREFS_MAGIC 0x6165676c
+#define EFIVARFS_MAGIC 0xde5e81e4
+#define SELINUX_MAGIC 0xf97cff8c
+#define SMACK_MAGIC 0x43415d53
+#define FUSE_CTL_SUPER_MAGIC 0x65735543
+
+#define S_IFMT 00170000
+#define S_IFBLK 0060000
+#define __O_TMPFILE 020000000
+
+/* Terminal and console ioctls (asm-generic/ioctls.h, linux/kd.h, linux/vt.h). */
+#define TIOCSCTTY 0x540E
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
+#define TIOCCONS 0x541D
+#define TIOCVHANGUP 0x5437
+/* Inode flags: chattr (linux/fs.h; the 32-bit FS_IOC32_SETFLAGS too). */
+#define FS_IOC_SETFLAGS 0x40086602
+#define FS_IOC32_SETFLAGS 0x40046602
+#define FS_IOC_FSSETXATTR 0x401c5820
+
+#define ATTR_MODE (1 << 0)
+#define ATTR_UID (1 << 1)
+#define ATTR_GID (1 << 2)
+#define ATTR_SIZE (1 << 3)
+#define ATTR_ATIME (1 << 4)
+#define ATTR_MTIME (1 << 5)
+
+#define CAP_OPT_NOAUDIT (1 << 1)
+#define PIDTYPE_PID 0
+
 #define PROT_EXEC 0x4
 #define PTRACE_MODE_NOAUDIT 0x04
 #define READING_FIRMWARE 1
 
 #define SH_WALK_MAX_DEPTH 64
+/* The deepest path that fits in PATH_MAX ("/a" per level). */
+#define SH_UP_MAX_DEPTH (SH_EVENT_PATH_MAX / 2)
+/* Mounts of one file system examined to name a dentry (xattr, times). */
+#define SH_SB_MOUNTS_MAX 8
 #define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
 
 char LICENSE[] SEC("license") = "GPL";
@@ -53,6 +97,8 @@ volatile __u64 tag_gen;      /* bumped on every tag or policy change */
 volatile __u32 ntagged;      /* tagged cgroups; 0 lets every hook return at once */
 volatile __u64 dropped_reported; /* user space: lost events already logged */
 volatile __u32 daemon_tgid;  /* sharnessd: no tree may signal or trace it */
+volatile __u64 ctl_ino;      /* sharnessd's control socket: no tree connects to it */
+volatile __u32 ctl_dev;      /*   (inode number and kernel dev_t of its file) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -96,6 +142,7 @@ struct {
 } counters SEC(".maps");
 
 struct scratch {
+	int err;        /* why the path in `path` is not the object's (report) */
 	char path[SH_EVENT_PATH_MAX];
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 	struct sh_rule_key key;
@@ -111,6 +158,7 @@ struct {
 /* The policy a task is held to, for one hook call. */
 struct member {
 	__u64 origin;
+	__u64 caps;     /* capabilities the policy allows back */
 	__u32 flags;    /* struct sh_policy_conf.flags; 0 when the policy is missing */
 	__u16 policy;
 	__u8 slot;
@@ -195,6 +243,7 @@ static __always_inline int membership(struct member *m)
 	conf = bpf_map_lookup_elem(&policies, &idx);
 	/* A tagged task whose policy cannot be found is refused (flags 0). */
 	m->flags = (conf && (conf->flags & SH_PF_VALID)) ? conf->flags : 0;
+	m->caps = m->flags ? conf->caps : 0;
 	return 1;
 }
 
@@ -267,6 +316,11 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	e->op_flags = op_flags;
 	e->target_pid = target_pid;
 	e->path_err = path_len < 0 ? (__s32)path_len : 0;
+	if (s && s->err) {
+		/* A name for the record, and why it is not the object's. */
+		e->path_err = s->err;
+		s->err = 0;
+	}
 	e->path_len = 0;
 	e->path[0] = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
@@ -298,6 +352,9 @@ struct walk {
 	int err;
 	bool done;
 	bool last;              /* a pseudo or disconnected dentry: its name ends the path */
+	bool name_only;         /* naming for a record: no attachment or connection check */
+	void *ns;               /* struct mnt_namespace * of the current task */
+	__u16 off_mnt_ns;       /* struct mount: mnt_ns */
 	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
 	__u16 off_mnt_parent;   /* struct mount: mnt_parent */
 	__u16 off_mountpoint;   /* struct mount: mnt_mountpoint */
@@ -330,13 +387,25 @@ static long walk_step(__u32 i, void *data)
 	root = read_ptr(w->mnt, w->off_mnt_root);
 	parent = read_ptr(w->dentry, w->off_d_parent);
 	if (w->dentry == parent && w->dentry != root) {
-		/* Its own parent but not its mount's root (memfd, pipe, a
-		 * disconnected dentry): its name is all there is. */
+		/* Its own parent but not its mount's root: a disconnected
+		 * dentry (a file handle's), or not under this mount at all.
+		 * No path names it: unresolvable. Only a record's name
+		 * (memfd, pipe) may end here. */
+		if (!w->name_only) {
+			w->err = -ESTALE;
+			return 1;
+		}
 		w->last = true;
 	} else if (w->dentry == root) {
 		void *up = read_ptr(w->mnt, w->off_mnt_parent);
 
 		if (up == w->mnt || !up) {
+			/* The top: it must be the root of the task's own mount
+			 * namespace, not of a detached tree (open_tree clone,
+			 * fsmount) or a lazily unmounted one, whose paths the
+			 * rules do not name. */
+			if (!w->name_only && read_ptr(w->mnt, w->off_mnt_ns) != w->ns)
+				w->err = -EXDEV;
 			w->done = true;
 			return 1;
 		}
@@ -366,16 +435,23 @@ static long walk_step(__u32 i, void *data)
 /*
  * Absolute path of (dentry, vfsmnt), from the root of the mount namespace,
  * into s->path. Used where bpf_d_path is not allowed (the path hooks on
- * 6.1, the unix peer). Returns the length with its NUL, or -ENAMETOOLONG
- * when the path is deeper or longer than can be judged: the caller refuses.
+ * 6.1, the unix peer). Returns the length with its NUL, or a negative
+ * error the caller refuses: -ENAMETOOLONG (deeper or longer than can be
+ * judged), -ESTALE (disconnected: no path names it), -EXDEV (a mount not
+ * attached to the task's mount namespace). name_only: a name for a
+ * record of something refused anyway; those checks are skipped.
  */
-static __always_inline long walk_path(struct scratch *s, struct dentry *dentry,
-				      struct vfsmount *vfsmnt)
+static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dentry,
+					  struct vfsmount *vfsmnt, bool name_only)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct walk w = {
 		.dentry = dentry,
 		.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
 		.pos = SH_EVENT_PATH_MAX - 1,
+		.name_only = name_only,
+		.ns = BPF_CORE_READ(task, nsproxy, mnt_ns),
+		.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns),
 		.off_mnt_root = bpf_core_field_offset(struct mount, mnt) +
 				bpf_core_field_offset(struct vfsmount, mnt_root),
 		.off_mnt_parent = bpf_core_field_offset(struct mount, mnt_parent),
@@ -404,6 +480,65 @@ static __always_inline long walk_path(struct scratch *s, struct dentry *dentry,
 	return bpf_probe_read_kernel_str(s->path, sizeof(s->path), &s->walk[pos & SH_PATH_MASK]);
 }
 
+#define walk_path(s, d, m) walk_path_opt(s, d, m, false)
+#define name_path(s, d, m) walk_path_opt(s, d, m, true)
+
+/* One step up from w->dentry towards the mount's root (file_resolvable). */
+struct up_walk {
+	void *dentry;
+	void *root;
+	__u16 off_d_parent;
+	bool connected;
+};
+
+static long up_step(__u32 i, void *data)
+{
+	struct up_walk *w = data;
+	void *parent;
+
+	if (w->dentry == w->root) {
+		w->connected = true;
+		return 1;
+	}
+	parent = read_ptr(w->dentry, w->off_d_parent);
+	if (!parent || parent == w->dentry)
+		return 1; /* a root that is not the mount's: disconnected */
+	w->dentry = parent;
+	return 0;
+}
+
+/*
+ * Does the path of an open file still name it, in the task's own mount
+ * namespace? 0, or the reason it does not: -EXDEV, its mount is not
+ * attached there (a detached tree from open_tree or fsmount, a lazily
+ * unmounted one); -ESTALE, the dentry is no longer reachable from its
+ * mount's root (a file handle's disconnected dentry) or no longer hashed
+ * (unlinked or replaced: an O_PATH descriptor reopened through
+ * /proc/self/fd). bpf_d_path gives a string in every one of these cases
+ * ("/", or a name with " (deleted)"); none is the object's real path. A
+ * new O_TMPFILE file is unhashed by nature and is judged by its directory.
+ */
+static __always_inline int file_resolvable(struct file *file, bool tmpfile)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+	struct mount *mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	struct up_walk w = {
+		.dentry = dentry,
+		.root = BPF_CORE_READ(vfsmnt, mnt_root),
+		.off_d_parent = bpf_core_field_offset(struct dentry, d_parent),
+	};
+
+	if (BPF_CORE_READ(mnt, mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns))
+		return -EXDEV;
+	if (!tmpfile && !BPF_CORE_READ(dentry, d_hash.pprev) &&
+	    BPF_CORE_READ(dentry, d_parent) != dentry)
+		return -ESTALE;
+	bpf_loop(SH_UP_MAX_DEPTH, up_step, &w, 0);
+	return w.connected ? 0 : -ESTALE;
+}
+
 /*
  * File systems a tree may not change at all, whatever its policy: cgroupfs
  * (moving itself out, raising its limits, killing other trees) and bpffs
@@ -418,42 +553,26 @@ static __always_inline bool protected_sb(struct super_block *sb)
 }
 
 /*
- * /proc/sys on any procfs mount: sysctls name programs the kernel starts as
- * root outside every tree (core_pattern "|...", modprobe) and switch
- * kernel-wide protections. No tree may write them.
+ * File systems whose files are the kernel's own knobs, refused to every
+ * tree whatever its policy: sysfs attributes (devices, power, firmware),
+ * securityfs (LSM policy), debugfs and tracefs (tracing runs code on every
+ * process), configfs (creates kernel objects), binfmt_misc (registers
+ * interpreters the kernel then runs for processes outside the tree),
+ * pstore, efivarfs, selinuxfs, smackfs and fusectl.
  */
-static __always_inline bool sysctl_dentry(struct dentry *d)
+static __always_inline bool knob_sb(struct super_block *sb)
 {
-	struct dentry *root, *up;
-	char n[3];
+	unsigned long magic = BPF_CORE_READ(sb, s_magic);
 
-	if (BPF_CORE_READ(d, d_sb, s_magic) != PROC_SUPER_MAGIC)
-		return false;
-	root = BPF_CORE_READ(d, d_sb, s_root);
-	for (int i = 0; i < 16; i++) {
-		up = BPF_CORE_READ(d, d_parent);
-		if (up == d)
-			return false;
-		if (up == root) {
-			if (BPF_CORE_READ(d, d_name.len) != 3)
-				return false;
-			bpf_probe_read_kernel(n, 3, BPF_CORE_READ(d, d_name.name));
-			return n[0] == 's' && n[1] == 'y' && n[2] == 's';
-		}
-		d = up;
-	}
-	return true; /* deeper than any sysctl: refuse rather than guess */
+	return magic == SYSFS_MAGIC || magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC ||
+	       magic == TRACEFS_MAGIC || magic == CONFIGFS_MAGIC || magic == BINFMTFS_MAGIC ||
+	       magic == PSTOREFS_MAGIC || magic == EFIVARFS_MAGIC || magic == SELINUX_MAGIC ||
+	       magic == SMACK_MAGIC || magic == FUSE_CTL_SUPER_MAGIC;
 }
 
-/* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
-static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
+/* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
+static __always_inline bool cg_in_tree(struct cgroup *cg, __u64 origin)
 {
-	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
-	struct cgroup *cg;
-
-	if (t && t->origin == origin)
-		return true;
-	cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
 	for (int i = 0; i < SH_MAX_CGROUP_LEVEL && cg; i++) {
 		struct cgroup_subsys_state *up;
 
@@ -465,6 +584,69 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 		cg = (void *)up - bpf_core_field_offset(struct cgroup, self);
 	}
 	return false;
+}
+
+/*
+ * procfs: a tree may write only the per-process files of its own members
+ * (/proc/PID/... with PID in the tree, which /proc/self resolves to).
+ * Everything else is the host's: /proc/sys (core_pattern and modprobe
+ * name programs the kernel runs as root), /proc/sysrq-trigger, and the
+ * files of processes outside the tree (oom_score_adj, comm, attr/...).
+ */
+static __always_inline bool proc_write_forbidden(struct dentry *d, __u64 origin)
+{
+	struct dentry *root = BPF_CORE_READ(d, d_sb, s_root), *up;
+	struct proc_inode *pi;
+	struct hlist_node *first;
+	struct task_struct *p;
+	struct pid *pid;
+	char c = 0;
+
+	for (int i = 0; i < 16; i++) {
+		up = BPF_CORE_READ(d, d_parent);
+		if (up == d)
+			return true; /* not under the root: refuse rather than guess */
+		if (up == root)
+			break;
+		d = up;
+	}
+	if (BPF_CORE_READ(d, d_parent) != root)
+		return true; /* deeper than any per-process file */
+	bpf_probe_read_kernel(&c, 1, BPF_CORE_READ(d, d_name.name));
+	if (c < '0' || c > '9')
+		return true; /* sys, sysrq-trigger, ...: the host's */
+	pi = (void *)BPF_CORE_READ(d, d_inode) - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	pid = BPF_CORE_READ(pi, pid);
+	first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+	if (!first)
+		return true; /* the process is gone */
+	p = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	return !cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
+}
+
+/* May a tree change (write, create, remove, set attributes of) this dentry's
+ * file system at all? 0, or the hook to report the refusal under. */
+static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
+{
+	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
+
+	if (protected_sb(sb))
+		return SH_HOOK_CGROUP;
+	if (knob_sb(sb))
+		return SH_HOOK_FILE;
+	if (BPF_CORE_READ(sb, s_magic) == PROC_SUPER_MAGIC && proc_write_forbidden(dentry, origin))
+		return SH_HOOK_FILE;
+	return 0;
+}
+
+/* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
+static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
+{
+	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
+
+	if (t && t->origin == origin)
+		return true;
+	return cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
 }
 
 SEC("lsm/task_alloc")
@@ -505,6 +687,7 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	struct scratch *s;
 	__u32 act;
 	long len;
+	int err;
 
 	if (ret)
 		return ret;
@@ -524,6 +707,13 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	 * written for what is on disk: never executed by a tree. */
 	if (BPF_CORE_READ(bprm, file, f_inode, i_nlink) == 0)
 		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_DELETED, len, 0, 0, 0);
+	/* Through a detached mount, a handle or a replaced file, the path
+	 * above is not the object's: refused. */
+	err = file_resolvable(bprm->file, false);
+	if (err) {
+		s->err = err;
+		return report(&m, s, SH_HOOK_EXEC, SH_OP_EXEC, SH_WHY_UNRESOLVED, len, 0, 0, 0);
+	}
 
 	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
@@ -544,11 +734,12 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 				      __u32 fflags, bool write, bool use_d_path)
 {
 	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
-	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
-	__u32 act, evf = write ? SH_EVF_WRITE : 0;
-	bool cg = false, sysctl = false;
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk;
+	__u32 act, evf = write ? SH_EVF_WRITE : 0, knob = 0;
 	struct scratch *s;
 	long len;
+	int err;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
@@ -556,28 +747,54 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
 	 * memfd) hold no file a rule can name; what such a file is used for
 	 * is judged where it is used (exec, mmap, kill, ptrace). */
-	if (BPF_CORE_READ(file, f_path.mnt, mnt_flags) & MNT_INTERNAL)
+	if (BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL)
 		return 0;
-	if (write) {
-		cg = protected_sb(sb);
-		sysctl = !cg && sysctl_dentry(dentry);
-	}
-	if (!cg && !sysctl && !(m->flags & SH_PF_FILE_DENY) &&
+	/* A block device holds the raw bytes of file systems: through it
+	 * every file rule could be read around or written around. */
+	blk = (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFBLK;
+	if (write && !blk)
+		knob = forbidden_fs(dentry, m->origin);
+	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
 	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))
 		return 0;
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	if (use_d_path)
+	if (blk || knob) {
+		/* Refused whatever the path: it only names the record. */
+		len = use_d_path ? bpf_d_path(&file->f_path, s->path, sizeof(s->path))
+				 : name_path(s, dentry, mnt);
+		return report(m, s, blk ? SH_HOOK_FILE : knob, op,
+			      blk ? SH_WHY_DEVICE : SH_WHY_FORBIDDEN, len, evf, fflags, 0);
+	}
+	err = file_resolvable(file, tmpfile);
+	if (err) {
+		s->err = err;
+		len = use_d_path ? bpf_d_path(&file->f_path, s->path, sizeof(s->path))
+				 : name_path(s, dentry, mnt);
+		return report(m, s, SH_HOOK_FILE, op, SH_WHY_UNRESOLVED, len, evf, fflags, 0);
+	}
+	if (tmpfile) {
+		/* A new file with no name yet: judged as a file created in
+		 * its directory ("DIR/"), where linkat may name it later. */
+		len = walk_path(s, BPF_CORE_READ(dentry, d_parent), mnt);
+		if (len > 2 && len < SH_EVENT_PATH_MAX) {
+			__u32 n = (__u32)len & SH_PATH_MASK;
+
+			/* Keep the mask: the verifier bounds the index by it. */
+			asm volatile("" : "+r"(n));
+			s->path[(n - 1) & SH_PATH_MASK] = '/';
+			s->path[n & SH_PATH_MASK] = 0;
+			len++;
+		}
+	} else if (use_d_path) {
 		len = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
-	else
-		len = walk_path(s, dentry, BPF_CORE_READ(file, f_path.mnt));
+	} else {
+		len = walk_path(s, dentry, mnt);
+	}
 	if (len <= 0)
 		return report(m, s, SH_HOOK_FILE, op, SH_WHY_UNRESOLVED,
 			      len ? len : -ENAMETOOLONG, evf, fflags, 0);
-	if (cg || sysctl)
-		return report(m, s, cg ? SH_HOOK_CGROUP : SH_HOOK_FILE, op, SH_WHY_FORBIDDEN,
-			      len, evf, fflags, 0);
 	act = lookup_rule(s, m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
 		return report(m, s, SH_HOOK_FILE, op, SH_WHY_RULE, len, evf, fflags, 0);
@@ -612,15 +829,18 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	__u32 act;
 	long len;
 
+	__u32 knob;
+
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
-	if (protected_sb(BPF_CORE_READ(dentry, d_sb))) {
+	knob = forbidden_fs(dentry, m->origin);
+	if (knob) {
 		s = get_scratch();
 		if (!s)
 			return -EPERM;
-		return report(m, s, SH_HOOK_CGROUP, op, SH_WHY_FORBIDDEN,
-			      walk_path(s, dentry, mnt), SH_EVF_WRITE, 0, 0);
+		return report(m, s, knob, op, SH_WHY_FORBIDDEN,
+			      name_path(s, dentry, mnt), SH_EVF_WRITE, 0, 0);
 	}
 	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
@@ -771,7 +991,7 @@ int BPF_PROG(sh_path_chroot, const struct path *path, int ret)
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	len = walk_path(s, path->dentry, path->mnt);
+	len = name_path(s, path->dentry, path->mnt);
 	return report(&m, s, SH_HOOK_CHROOT, SH_OP_CHROOT, SH_WHY_FORBIDDEN, len, 0, 0, 0);
 }
 
@@ -790,12 +1010,22 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 	count(SH_CNT_HOOK(SH_HOOK_CONNECT, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_CONNECT, op, SH_WHY_NOPOLICY, 0, 0, 0, 0);
+	dentry = BPF_CORE_READ(u, path.dentry);
+	/* sharnessd's control socket: whatever the policy and the uid, no
+	 * tree asks the daemon to untag it. */
+	if (dentry && ctl_ino && BPF_CORE_READ(dentry, d_inode, i_ino) == ctl_ino &&
+	    BPF_CORE_READ(dentry, d_sb, s_dev) == ctl_dev) {
+		s = get_scratch();
+		if (!s)
+			return -EPERM;
+		return report(m, s, SH_HOOK_CONNECT, op, SH_WHY_PROTECTED,
+			      name_path(s, dentry, BPF_CORE_READ(u, path.mnt)), 0, 0, 0);
+	}
 	if (!(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
 		return 0;
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	dentry = BPF_CORE_READ(u, path.dentry);
 	if (dentry) {
 		if (!(m->flags & SH_PF_CONNECT_RULES))
 			return 0;
@@ -908,26 +1138,61 @@ int BPF_PROG(sh_file_fcntl, struct file *file, unsigned int cmd, unsigned long a
 	return judge_setown(&m, ex.type == F_OWNER_PGRP ? -ex.pid : ex.pid, cmd);
 }
 
-static __always_inline int judge_ioctl(unsigned int cmd, unsigned long arg, int ret)
+/*
+ * Terminal ioctls no tree may use on any terminal, whatever its uid: TIOCSTI
+ * (typing into a terminal: the operator's shell runs what it types),
+ * TIOCVHANGUP (hanging up a terminal kills its session, outside the tree),
+ * TIOCSCTTY with a non-zero argument (stealing a terminal from its
+ * session), TIOCCONS (redirecting the console), TIOCLINUX and the KD and VT
+ * console ioctls (selection paste, keyboard and virtual terminals). Taking
+ * a terminal no session owns (TIOCSCTTY 0: tmux, script) stays allowed.
+ */
+static __always_inline bool tty_forbidden(unsigned int cmd, unsigned long arg)
+{
+	return cmd == TIOCSTI || cmd == TIOCVHANGUP || cmd == TIOCCONS || cmd == TIOCLINUX ||
+	       (cmd == TIOCSCTTY && arg != 0) || (cmd >= 0x4B00 && cmd <= 0x4BFF) ||
+	       (cmd >= 0x5600 && cmd <= 0x56FF);
+}
+
+static __always_inline int judge_write(struct member *m, struct dentry *dentry,
+				       struct vfsmount *mnt, __u32 op);
+
+static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
+				       int ret)
 {
 	struct member m = {};
+	struct scratch *s;
 	int owner;
 
 	if (ret)
 		return ret;
-	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP && cmd != FS_IOC_SETFLAGS &&
+	    cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_FSSETXATTR && !tty_forbidden(cmd, arg))
 		return 0;
 	if (!membership(&m))
 		return 0;
-	if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg))
-		owner = -1;
-	return judge_setown(&m, owner, cmd);
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP) {
+		if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg))
+			owner = -1;
+		return judge_setown(&m, owner, cmd);
+	}
+	/* chattr: inode flags (immutable, append-only...) change the file. */
+	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR)
+		return judge_write(&m, BPF_CORE_READ(file, f_path.dentry),
+				   BPF_CORE_READ(file, f_path.mnt), SH_OP_SETFLAGS);
+	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	return report(&m, s, SH_HOOK_TTY, SH_OP_IOCTL, m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
+		      name_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt)),
+		      0, cmd, 0);
 }
 
 SEC("lsm/file_ioctl")
 int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
 {
-	return judge_ioctl(cmd, arg, ret);
+	return judge_ioctl(file, cmd, arg, ret);
 }
 
 /*
@@ -939,7 +1204,7 @@ SEC("lsm/file_ioctl_compat")
 int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg,
 	     int ret)
 {
-	return judge_ioctl(cmd, (__u32)arg, ret);
+	return judge_ioctl(file, cmd, (__u32)arg, ret);
 }
 
 /*
@@ -991,12 +1256,20 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
+	if (deleted)
+		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_DELETED,
+			      name_path(s, BPF_CORE_READ(file, f_path.dentry),
+					BPF_CORE_READ(file, f_path.mnt)), 0, prot, 0);
+	len = file_resolvable(file, false);
+	if (len) {
+		s->err = len;
+		len = name_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
+		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_UNRESOLVED, len, 0, prot, 0);
+	}
 	len = walk_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
 	if (len <= 0)
 		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_UNRESOLVED,
 			      len ? len : -ENAMETOOLONG, 0, prot, 0);
-	if (deleted)
-		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_DELETED, len, 0, prot, 0);
 	act = lookup_rule(s, m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
 		return report(m, s, SH_HOOK_MMAP, op, SH_WHY_RULE, len, 0, prot, 0);
@@ -1051,6 +1324,222 @@ int BPF_PROG(sh_file_receive, struct file *file, int ret)
 			  BPF_CORE_READ(file, f_mode) & FMODE_WRITE, false);
 }
 
+/* ---- file changes that are not writes by name ---------------------------- */
+
+/*
+ * Extended attributes, POSIX ACLs and timestamps are changed through hooks
+ * that receive a dentry and no mount, so the path is found through the
+ * file system's mounts in the task's mount namespace: the change is allowed
+ * when one of the names the object has there may be written (the tree
+ * could change it through that name anyway), refused when none may or none
+ * is found (fail closed).
+ */
+static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+{
+	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
+	__u32 act, knob, reason = SH_WHY_UNRESOLVED;
+	struct list_head *head, *pos;
+	struct scratch *s;
+	long len = -ESTALE;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
+	knob = forbidden_fs(dentry, m->origin);
+	if (!knob && !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	pos = BPF_CORE_READ(sb, s_mounts.next);
+	for (int i = 0; i < SH_SB_MOUNTS_MAX && pos && pos != head; i++) {
+		void *mnt = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
+		long l = walk_path(s, dentry, mnt + bpf_core_field_offset(struct mount, mnt));
+
+		pos = BPF_CORE_READ(pos, next);
+		if (l <= 0)
+			continue; /* another namespace's mount, or not under it */
+		len = l;
+		if (knob)
+			break;
+		act = lookup_rule(s, m, SH_KEY_FILE, l);
+		if (act != SH_ACT_DENY &&
+		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST)))
+			return 0;
+		reason = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
+	}
+	if (knob)
+		return report(m, s, knob, op, SH_WHY_FORBIDDEN, len, SH_EVF_WRITE, 0, 0);
+	return report(m, s, SH_HOOK_FILE, op, reason, len, SH_EVF_WRITE, 0, 0);
+}
+
+/* The first argument is a struct user_namespace * on 6.1, a struct
+ * mnt_idmap * from 6.3 on: the dentry is the second either way. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(sh_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR);
+}
+
+/* POSIX ACLs: through setxattr on 6.1, through these hooks from 6.2 on
+ * (loaded only where the kernel has them). */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(sh_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_SETACL);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(sh_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_SETACL);
+}
+
+/*
+ * Timestamps (utimensat, touch -d). Mode, owner and size changes reach the
+ * path hooks (chmod, chown, truncate) as well and are judged there once.
+ */
+static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *attr, int ret)
+{
+	struct member m = {};
+	unsigned int valid;
+
+	if (ret)
+		return ret;
+	valid = BPF_CORE_READ(attr, ia_valid);
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
+	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	return judge_dentry_change(&m, dentry, SH_OP_SETTIMES);
+}
+
+/* 6.1: (dentry, attr); user space loads the one that fits the kernel. */
+SEC("lsm/inode_setattr")
+int BPF_PROG(sh_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	return judge_setattr(dentry, attr, ret);
+}
+
+/* 6.3 on: (idmap, dentry, attr). */
+SEC("lsm/inode_setattr")
+int BPF_PROG(sh_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr,
+	     int ret)
+{
+	return judge_setattr(dentry, attr, ret);
+}
+
+/* ---- other processes: limits, scheduling, memory -------------------------- */
+
+/*
+ * prlimit(2) on another process (RLIMIT_FSIZE, then the kernel's own SIGXFSZ,
+ * kills it), its scheduling, priority, I/O priority and memory placement:
+ * refused on every process outside the tree, and on sharnessd, whatever
+ * [signal] scope says. A tree's own processes stay its to tune.
+ */
+static __always_inline int judge_task(struct task_struct *p, __u32 op, __u32 arg, int ret)
+{
+	struct member m = {};
+	__u32 tgid;
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_TASK, SH_CNT_CHECK));
+	tgid = BPF_CORE_READ(p, tgid);
+	if (!m.flags)
+		return report(&m, 0, SH_HOOK_TASK, op, SH_WHY_NOPOLICY, 0, 0, arg, tgid);
+	if (tgid != daemon_tgid && in_tree(p, m.origin))
+		return 0;
+	return report(&m, 0, SH_HOOK_TASK, op,
+		      tgid == daemon_tgid ? SH_WHY_PROTECTED : SH_WHY_SCOPE, 0, 0, arg, tgid);
+}
+
+SEC("lsm/task_setrlimit")
+int BPF_PROG(sh_task_setrlimit, struct task_struct *p, unsigned int resource,
+	     struct rlimit *new_rlim, int ret)
+{
+	return judge_task(p, SH_OP_SETRLIMIT, resource, ret);
+}
+
+SEC("lsm/task_setscheduler")
+int BPF_PROG(sh_task_setscheduler, struct task_struct *p, int ret)
+{
+	return judge_task(p, SH_OP_SETSCHEDULER, 0, ret);
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(sh_task_setnice, struct task_struct *p, int nice, int ret)
+{
+	return judge_task(p, SH_OP_SETNICE, (__u32)nice, ret);
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(sh_task_setioprio, struct task_struct *p, int ioprio, int ret)
+{
+	return judge_task(p, SH_OP_SETIOPRIO, (__u32)ioprio, ret);
+}
+
+SEC("lsm/task_movememory")
+int BPF_PROG(sh_task_movememory, struct task_struct *p, int ret)
+{
+	return judge_task(p, SH_OP_MOVEMEMORY, 0, ret);
+}
+
+/* ---- capabilities that change the whole host ------------------------------ */
+
+/*
+ * Every capability outside SH_CAPS_TREE_DEFAULT (and the policy's own
+ * `capability` lines) is refused to a tree, whatever its uid: so are the
+ * ones a later kernel adds. Capabilities allowed by default return before
+ * any lookup, so outsiders pay nothing for them. Checks of another task's
+ * credentials (the OOM killer asking about a victim) are not the tree's
+ * own use and are left alone; NOAUDIT checks are refused without a record.
+ */
+SEC("lsm/capable")
+int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int cap,
+	     unsigned int opts, int ret)
+{
+	struct member m = {};
+
+	if (ret)
+		return ret;
+	if (cap >= 0 && cap < 64 && (SH_CAPS_TREE_DEFAULT & SH_CAP_BIT(cap)))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	if ((unsigned long)cred != (unsigned long)BPF_CORE_READ(bpf_get_current_task_btf(), cred))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
+	if (m.flags && cap >= 0 && cap < 64 && (m.caps & SH_CAP_BIT(cap)))
+		return 0;
+	if (opts & CAP_OPT_NOAUDIT)
+		return (m.flags & SH_PF_AUDIT) ? 0 : -EPERM;
+	return report(&m, 0, SH_HOOK_CAPABILITY, SH_OP_CAPABLE,
+		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, 0, 0, (__u32)cap, 0);
+}
+
 /* ---- a tree cannot take the wall down ----------------------------------- */
 
 /* Operations no tree may perform, whatever its policy and its uid. */
@@ -1068,7 +1557,7 @@ static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
 	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
 	if (!s)
 		return -EPERM;
-	return report(m, s, hook, op, SH_WHY_FORBIDDEN, walk_path(s, dentry, mnt), 0, 0, 0);
+	return report(m, s, hook, op, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt), 0, 0, 0);
 }
 
 /* bpf(): listing, detaching or rewriting programs and maps. */

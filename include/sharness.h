@@ -70,9 +70,32 @@ enum sh_policy_flags {
 	SH_PF_EXEC_RULES     = 1u << 8, /* has exec allow or deny rules */
 };
 
+/*
+ * Capabilities a tree may use whatever its policy: powers over its own
+ * processes and the files the other rules already judge. Every other
+ * capability -- whatever changes the whole host (time, reboot, network
+ * configuration, raw I/O, modules, mounts and the rest of CAP_SYS_ADMIN,
+ * device nodes, accounting, audit and MAC configuration, resource limits
+ * beyond its own, real-time scheduling) and every capability a later
+ * kernel adds -- is refused unless the policy allows it back
+ * (`[limits] capability = ...`, sh_policy_conf.caps).
+ */
+#define SH_CAP_BIT(c)        (1ull << (c))
+#define SH_CAPS_TREE_DEFAULT (SH_CAP_BIT(0)  /* CHOWN */ | SH_CAP_BIT(1)  /* DAC_OVERRIDE */ | \
+			      SH_CAP_BIT(2)  /* DAC_READ_SEARCH */ | SH_CAP_BIT(3) /* FOWNER */ | \
+			      SH_CAP_BIT(4)  /* FSETID */ | SH_CAP_BIT(5) /* KILL */ | \
+			      SH_CAP_BIT(6)  /* SETGID */ | SH_CAP_BIT(7) /* SETUID */ | \
+			      SH_CAP_BIT(8)  /* SETPCAP */ | SH_CAP_BIT(10) /* NET_BIND_SERVICE */ | \
+			      SH_CAP_BIT(13) /* NET_RAW */ | SH_CAP_BIT(14) /* IPC_LOCK */ | \
+			      SH_CAP_BIT(15) /* IPC_OWNER */ | SH_CAP_BIT(18) /* SYS_CHROOT */ | \
+			      SH_CAP_BIT(19) /* SYS_PTRACE */ | SH_CAP_BIT(28) /* LEASE */ | \
+			      SH_CAP_BIT(29) /* AUDIT_WRITE */ | SH_CAP_BIT(31) /* SETFCAP */)
+#define SH_CAP_COUNT         41      /* capabilities known to this build: 0..40 */
+
 struct sh_policy_conf {
 	__u32 flags;
 	__u32 pad;
+	__u64 caps;        /* capabilities allowed beyond SH_CAPS_TREE_DEFAULT */
 };
 
 /* Value of the tagged-cgroup map: the policy of this cgroup in each slot. */
@@ -110,7 +133,10 @@ enum sh_hook {
 	SH_HOOK_PTRACE  = 10,
 	SH_HOOK_MODULE  = 11,
 	SH_HOOK_MMAP    = 12, /* executable mappings: libraries, loaders, memory */
-	SH_HOOK_MAX     = 13,
+	SH_HOOK_TTY     = 13, /* terminal input injection, hangup, console ioctls */
+	SH_HOOK_TASK    = 14, /* limits, scheduling, memory of other processes */
+	SH_HOOK_CAPABILITY = 15, /* capabilities that change the whole host */
+	SH_HOOK_MAX     = 16,
 };
 
 /* The operation a hook refused (event `op`). */
@@ -148,6 +174,18 @@ enum sh_op {
 	SH_OP_MMAP_EXEC,
 	SH_OP_MPROTECT_EXEC,
 	SH_OP_RECEIVE,         /* a file descriptor received over SCM_RIGHTS */
+	SH_OP_SETXATTR,        /* extended attributes (POSIX ACLs on 6.1 too) */
+	SH_OP_REMOVEXATTR,
+	SH_OP_SETACL,          /* POSIX ACLs (6.2+ have hooks of their own) */
+	SH_OP_SETTIMES,        /* utimensat, touch -d */
+	SH_OP_SETFLAGS,        /* FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR (chattr) */
+	SH_OP_IOCTL,           /* a terminal or console ioctl */
+	SH_OP_SETRLIMIT,
+	SH_OP_SETSCHEDULER,    /* sched_setscheduler/setattr/setaffinity */
+	SH_OP_SETNICE,
+	SH_OP_SETIOPRIO,
+	SH_OP_MOVEMEMORY,      /* migrate_pages, move_pages */
+	SH_OP_CAPABLE,
 	SH_OP_MAX,
 };
 
@@ -167,7 +205,8 @@ enum sh_reason {
 	SH_WHY_ABSTRACT   = 6, /* abstract unix socket, abstract = deny */
 	SH_WHY_FORBIDDEN  = 7, /* an operation no tree may perform */
 	SH_WHY_DELETED    = 8, /* executing a deleted or in-memory file */
-	SH_WHY_PROTECTED  = 9, /* the target is sharnessd itself */
+	SH_WHY_PROTECTED  = 9, /* the target is sharnessd itself (or its socket) */
+	SH_WHY_DEVICE     = 10, /* a block device: raw bytes under every file rule */
 };
 
 /* Event flags. */

@@ -127,7 +127,13 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_REMOUNT] = "remount", [SH_OP_USERNS] = "userns", [SH_OP_PTRACE] = "ptrace",
 		[SH_OP_MODULE_LOAD] = "module-load", [SH_OP_MODULE_REQUEST] = "module-request",
 		[SH_OP_MMAP_EXEC] = "mmap-exec", [SH_OP_MPROTECT_EXEC] = "mprotect-exec",
-		[SH_OP_RECEIVE] = "receive",
+		[SH_OP_RECEIVE] = "receive", [SH_OP_SETXATTR] = "setxattr",
+		[SH_OP_REMOVEXATTR] = "removexattr", [SH_OP_SETACL] = "setacl",
+		[SH_OP_SETTIMES] = "settimes", [SH_OP_SETFLAGS] = "setflags",
+		[SH_OP_IOCTL] = "ioctl", [SH_OP_SETRLIMIT] = "setrlimit",
+		[SH_OP_SETSCHEDULER] = "setscheduler", [SH_OP_SETNICE] = "setnice",
+		[SH_OP_SETIOPRIO] = "setioprio", [SH_OP_MOVEMEMORY] = "movememory",
+		[SH_OP_CAPABLE] = "capable",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
@@ -145,6 +151,7 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_FORBIDDEN: return "forbidden in a tree";
 	case SH_WHY_DELETED: return "deleted or in-memory file";
 	case SH_WHY_PROTECTED: return "sharnessd is protected";
+	case SH_WHY_DEVICE: return "block device";
 	default: return "unknown";
 	}
 }
@@ -187,11 +194,19 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	sh_json_uint_field(b, "cgroup_id", ev->cgroup_id);
 	if (run_id)
 		sh_json_uint_field(b, "run", run_id);
-	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE) {
+	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE || ev->hook == SH_HOOK_TASK) {
 		char t[16];
 
 		snprintf(t, sizeof(t), "%u", ev->target_pid);
 		put_str(b, "target", t);
+	} else if (ev->hook == SH_HOOK_CAPABILITY) {
+		char t[24];
+		const char *name = sh_cap_name(ev->op_flags);
+
+		if (!name)
+			snprintf(t, sizeof(t), "CAP_%u", ev->op_flags);
+		put_str(b, "target", name ? name : t);
+		sh_json_uint_field(b, "capability", ev->op_flags);
 	} else {
 		sh_json_str_field(b, "target", (const uint8_t *)ev->path, plen);
 	}
@@ -208,8 +223,14 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	}
 	if (ev->op == SH_OP_KILL)
 		sh_json_uint_field(b, "signal", ev->op_flags);
-	if (ev->op == SH_OP_SETOWN || ev->op == SH_OP_BPF)
+	if (ev->op == SH_OP_SETOWN || ev->op == SH_OP_BPF || ev->op == SH_OP_IOCTL)
 		sh_json_uint_field(b, "request", ev->op_flags);
+	if (ev->op == SH_OP_SETRLIMIT)
+		sh_json_uint_field(b, "resource", ev->op_flags);
+	if (ev->op == SH_OP_SETNICE)
+		sh_json_int_field(b, "nice", (int32_t)ev->op_flags);
+	if (ev->op == SH_OP_SETIOPRIO)
+		sh_json_uint_field(b, "ioprio", ev->op_flags);
 	if (ev->op == SH_OP_PTRACE)
 		sh_json_uint_field(b, "mode", ev->op_flags);
 	if (ev->op == SH_OP_MMAP_EXEC || ev->op == SH_OP_MPROTECT_EXEC)

@@ -51,6 +51,9 @@ const char *sh_hook_name(unsigned hook)
 	case SH_HOOK_PTRACE: return "ptrace";
 	case SH_HOOK_MODULE: return "module";
 	case SH_HOOK_MMAP: return "mmap";
+	case SH_HOOK_TTY: return "tty";
+	case SH_HOOK_TASK: return "task";
+	case SH_HOOK_CAPABILITY: return "capability";
 	default: return "unknown";
 	}
 }
@@ -70,18 +73,45 @@ void sh_libbpf_quiet(void)
 
 /* ---- probe ------------------------------------------------------------ */
 
+static bool btf_has_func(const struct btf *vmlinux, const char *name)
+{
+	return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+}
+
+/* Number of parameters of a kernel function, -1 if it is not there. */
+static int btf_func_params(const struct btf *vmlinux, const char *name)
+{
+	int id = vmlinux ? btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) : -1;
+	const struct btf_type *t;
+
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
+}
+
 /*
- * Programs for hooks that not every supported kernel has: loaded only where
- * the kernel's BTF has the hook. Without file_ioctl_compat, compat ioctls
- * go through file_ioctl, which is always attached.
+ * Programs for hooks that differ between supported kernels: loaded only
+ * where the kernel's BTF has the hook in the form the program expects.
+ * Without file_ioctl_compat (before 6.5), compat ioctls go through
+ * file_ioctl, which is always attached. POSIX ACLs have hooks of their own
+ * from 6.2 (before, they are xattrs). inode_setattr gained an idmap
+ * argument in 6.3.
  */
 static void configure_optional(struct sharness_bpf *skel)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool compat = vmlinux &&
-		btf__find_by_name_kind(vmlinux, "bpf_lsm_file_ioctl_compat", BTF_KIND_FUNC) > 0;
+	int setattr = btf_func_params(vmlinux, "bpf_lsm_inode_setattr");
+	bool acl = btf_has_func(vmlinux, "bpf_lsm_inode_set_acl");
 
-	bpf_program__set_autoload(skel->progs.sh_file_ioctl_compat, compat);
+	bpf_program__set_autoload(skel->progs.sh_file_ioctl_compat,
+				  btf_has_func(vmlinux, "bpf_lsm_file_ioctl_compat"));
+	bpf_program__set_autoload(skel->progs.sh_inode_set_acl, acl);
+	bpf_program__set_autoload(skel->progs.sh_inode_remove_acl,
+				  acl && btf_has_func(vmlinux, "bpf_lsm_inode_remove_acl"));
+	/* Neither form known: leave both on, so that the load fails loudly. */
+	bpf_program__set_autoload(skel->progs.sh_inode_setattr, setattr != 3);
+	bpf_program__set_autoload(skel->progs.sh_inode_setattr_idmap, setattr != 2);
 	btf__free(vmlinux);
 }
 
@@ -590,6 +620,23 @@ void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid)
 	e->skel->bss->daemon_tgid = tgid;
 }
 
+void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev)
+{
+	e->skel->bss->ctl_dev = kdev;
+	__atomic_store_n(&e->skel->bss->ctl_ino, ino, __ATOMIC_SEQ_CST);
+}
+
+int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)
+{
+	struct sh_task t;
+
+	*origin = 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.task_marks), &pidfd, &t))
+		return errno == ENOENT ? 0 : -errno;
+	*origin = t.origin;
+	return 0;
+}
+
 uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e)
 {
 	return e->skel->bss->dropped_reported;
@@ -1009,8 +1056,10 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		struct sh_policy_conf conf = {};
 		uint32_t idx = ns * SH_MAX_POLICIES + i;
 
-		if (i < set->n)
+		if (i < set->n) {
 			conf.flags = policy_flags(&set->pols[i]);
+			conf.caps = set->pols[i].caps_allow;
+		}
 		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
 			err = -errno;
 			sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));

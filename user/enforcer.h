@@ -60,6 +60,11 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 bool sh_enforcer_adopted(struct sh_enforcer *e);
 /* The daemon's own process: no tree may signal or trace it. */
 void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid);
+/* The control socket's file (inode number, kernel dev_t): no tree connects to it. */
+void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev);
+/* The tagged cgroup whose tree the task behind pidfd belongs to, as the
+ * programs last saw it (0: none, or not seen). */
+int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin);
 /* Lost events already written to the audit log (kept with the pinned state). */
 uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e);
 void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v);

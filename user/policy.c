@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "policy.h"
+#include "sharness.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -658,6 +660,55 @@ static void add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v)
 	p->nrules++;
 }
 
+static const char *const cap_names[] = {
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+	"CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+	"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+	"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
+};
+_Static_assert(sizeof(cap_names) / sizeof(cap_names[0]) == SH_CAP_COUNT,
+	       "one name per known capability");
+
+const char *sh_cap_name(unsigned cap)
+{
+	return cap < SH_CAP_COUNT ? cap_names[cap] : NULL;
+}
+
+int sh_cap_parse(const char *name)
+{
+	if (strncasecmp(name, "cap_", 4) == 0)
+		name += 4;
+	for (unsigned i = 0; i < SH_CAP_COUNT; i++)
+		if (strcasecmp(name, cap_names[i] + 4) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* "sys_nice, net_admin": each name allowed back to the tree. */
+static void add_caps(struct pctx *c, const char *v)
+{
+	char buf[LINE_BUF], q[QBUF], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *t = strtok_r(buf, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+		int cap = sh_cap_parse(t);
+
+		if (cap < 0)
+			perr(c, c->line, "unknown capability '%s' (want a name such as sys_nice "
+			     "or CAP_NET_ADMIN)", quote(q, sizeof(q), t));
+		else if (SH_CAPS_TREE_DEFAULT & SH_CAP_BIT(cap))
+			perr(c, c->line, "capability '%s' is allowed to every tree already",
+			     cap_names[cap]);
+		else
+			c->p->caps_allow |= 1ull << cap;
+	}
+}
+
 static bool parse_pids_max(const char *v, unsigned *out)
 {
 	unsigned long n = 0;
@@ -731,7 +782,8 @@ static int policy_handler(void *user, const char *section, const char *name, con
 		return 1;
 	}
 
-	enum { K_UNKNOWN, K_NAME, K_MODE, K_CGROUP, K_RULE, K_ABSTRACT, K_SCOPE, K_PIDS } k = K_UNKNOWN;
+	enum { K_UNKNOWN, K_NAME, K_MODE, K_CGROUP, K_RULE, K_ABSTRACT, K_SCOPE, K_PIDS,
+	       K_CAPS } k = K_UNKNOWN;
 	enum sh_rule_kind kind = SH_EXEC_ALLOW;
 
 	switch (sec) {
@@ -768,6 +820,8 @@ static int policy_handler(void *user, const char *section, const char *name, con
 	case SEC_LIMITS:
 		if (!strcmp(key, "pids-max"))
 			k = K_PIDS;
+		else if (!strcmp(key, "capability"))
+			k = K_CAPS;
 		break;
 	default:
 		break;
@@ -842,6 +896,9 @@ static int policy_handler(void *user, const char *section, const char *name, con
 		if (!parse_pids_max(v, &c->p->pids_max))
 			perr(c, c->line, "bad pids-max '%s' (want an integer 1..%u)",
 			     quote(q, sizeof(q), v), SH_PIDS_MAX_LIMIT);
+		break;
+	case K_CAPS:
+		add_caps(c, v);
 		break;
 	case K_UNKNOWN:
 		break;

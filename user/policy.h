@@ -11,6 +11,8 @@
  *   [connect]  allow = <path>    deny = <path>   abstract = allow | deny
  *   [signal]   scope = tree | any
  *   [limits]   pids-max = 1..4194304
+ *              capability = <name>[, <name>...]  (repeatable: allowed back to
+ *                           the tree beyond SH_CAPS_TREE_DEFAULT, e.g. sys_nice)
  *
  * A rule path ending in '/' names a directory and everything below it.
  * Section and key names are case-sensitive.  Comments start a line with
@@ -64,6 +66,7 @@ struct sh_policy {
 	bool abstract_deny;
 	enum sh_scope signal_scope;
 	unsigned pids_max;       /* 0 = not set */
+	unsigned long long caps_allow; /* capabilities allowed back (bit = number) */
 };
 
 struct sh_policy_set {
@@ -103,5 +106,9 @@ void sh_errors_free(struct sh_errors *e);       /* NULL-safe, zeroes */
 
 bool sh_policy_has_kind(const struct sh_policy *p, enum sh_rule_kind k);
 const char *sh_rule_kind_name(enum sh_rule_kind k);   /* "exec allow", ... */
+/* "CAP_SYS_TIME" for 25; NULL for a number this build does not know. */
+const char *sh_cap_name(unsigned cap);
+/* 25 for "sys_time", "CAP_SYS_TIME" (any case); -1 if unknown. */
+int sh_cap_parse(const char *name);
 
 #endif /* SHARNESS_POLICY_H */

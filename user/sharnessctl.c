@@ -257,6 +257,16 @@ static void child(const struct run_opts *o, const char *cg, char **cmd)
 		fprintf(stderr, "sharnessctl: cannot enter %s: %s\n", cg, strerror(-err));
 		_exit(RUN_EXIT_SETUP);
 	}
+	/*
+	 * A session of its own: the operator's terminal is not the tree's
+	 * controlling terminal, so the tree cannot take it over, hang it up or
+	 * be its foreground. Its standard streams stay as given; Ctrl-C reaches
+	 * this supervisor, which ends the whole run.
+	 */
+	if (setsid() < 0) {
+		fprintf(stderr, "sharnessctl: setsid: %s\n", strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
 	if (o->user) {
 		struct passwd *pw = getpwnam(o->user);
 

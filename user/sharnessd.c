@@ -22,6 +22,8 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -112,8 +114,10 @@ static uint64_t rl_hash(const struct sh_event *ev)
 		h = (h ^ hdr[i]) * 1099511628211ull;
 	for (uint32_t i = 0; i < n; i++)
 		h = (h ^ (uint8_t)ev->path[i]) * 1099511628211ull;
-	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE)
+	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE || ev->hook == SH_HOOK_TASK)
 		h = (h ^ ev->target_pid) * 1099511628211ull;
+	if (ev->hook == SH_HOOK_CAPABILITY)
+		h = (h ^ ev->op_flags) * 1099511628211ull;
 	return h ? h : 1;
 }
 
@@ -157,8 +161,12 @@ static bool rl_admit(struct daemon *d, const struct sh_event *ev)
 			r->slot = ev->slot;
 			r->hook = ev->hook;
 			r->op = ev->op;
-			if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE)
+			if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE ||
+			    ev->hook == SH_HOOK_TASK)
 				n = snprintf(r->target, RL_TARGET, "%u", ev->target_pid);
+			else if (ev->hook == SH_HOOK_CAPABILITY)
+				n = snprintf(r->target, RL_TARGET, "%s",
+					     sh_cap_name(ev->op_flags) ? sh_cap_name(ev->op_flags) : "?");
 			else
 				memcpy(r->target, ev->path, n);
 			r->target_len = n;
@@ -546,6 +554,62 @@ static int handle_request(struct daemon *d, int fd, int argc, char **argv)
 	return SH_EXIT_FAIL;
 }
 
+/*
+ * Is pid a process of a tagged tree? Root inside a tree passes SO_PEERCRED's
+ * uid check, and must not untag itself: its cgroup and every ancestor are
+ * looked up among the tags, and so is the membership the programs keep for
+ * it (a process stays held after leaving its cgroup). Unknown counts as
+ * inside: a request whose sender cannot be placed is refused.
+ */
+static bool peer_in_tree(struct daemon *d, pid_t pid)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX];
+	const struct sh_tag_entry *tags;
+	uint64_t origin = 0;
+	size_t ntags;
+	FILE *f;
+	int pfd;
+
+	tags = sh_enforcer_tags(d->enf, &ntags);
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		int err = sh_enforcer_task_origin(d->enf, pfd, &origin);
+
+		close(pfd);
+		if (err)
+			return true;
+		for (size_t i = 0; origin && i < ntags; i++)
+			if (tags[i].cgid == origin)
+				return true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	line[0] = 0;
+	while (fgets(line, sizeof(line), f) && strncmp(line, "0::", 3) != 0)
+		line[0] = 0;
+	fclose(f);
+	if (strncmp(line, "0::/", 4) != 0)
+		return true;
+	line[strcspn(line, "\n")] = 0;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+	for (;;) {
+		struct stat st;
+		char *slash;
+
+		if (stat(path, &st) < 0)
+			return true;
+		for (size_t i = 0; i < ntags; i++)
+			if (tags[i].cgid == (uint64_t)st.st_ino)
+				return true;
+		slash = strrchr(path, '/');
+		if (!slash || slash - path <= (ptrdiff_t)strlen("/sys/fs/cgroup"))
+			return false;
+		*slash = 0;
+	}
+}
+
 /* One connection, one request. Bad input gets an error; the daemon goes on. */
 static void serve(struct daemon *d, int lfd)
 {
@@ -567,6 +631,18 @@ static void serve(struct daemon *d, int lfd)
 		if (recv(fd, &c, 1, MSG_DONTWAIT | MSG_TRUNC) < 0)
 			sh_dbg("refused client sent nothing yet");
 		sh_ctl_reply(fd, 'E', "permission denied: the control socket is for root only\n");
+		sh_ctl_reply(fd, 'X', "%d", SH_EXIT_DAEMON);
+		close(fd);
+		return;
+	}
+	if (peer_in_tree(d, cred.pid)) {
+		char c;
+
+		if (recv(fd, &c, 1, MSG_DONTWAIT | MSG_TRUNC) < 0)
+			sh_dbg("refused client sent nothing yet");
+		sh_log("refused a control request from pid %d: it is inside a tagged tree",
+		       (int)cred.pid);
+		sh_ctl_reply(fd, 'E', "permission denied: requests from inside a tagged tree are refused\n");
 		sh_ctl_reply(fd, 'X', "%d", SH_EXIT_DAEMON);
 		close(fd);
 		return;
@@ -786,6 +862,17 @@ int main(int argc, char **argv)
 	if (lfd < 0) {
 		sh_log("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
 		goto out;
+	}
+	{
+		struct stat st;
+
+		if (stat(d.socket_path, &st) < 0) {
+			sh_log("cannot stat %s: %s", d.socket_path, strerror(errno));
+			goto out;
+		}
+		/* The kernel's dev_t encoding: major in the high 12 bits. */
+		sh_enforcer_set_control_socket(d.enf, st.st_ino,
+					       (major(st.st_dev) << 20) | minor(st.st_dev));
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);

@@ -201,6 +201,29 @@ static void test_defaults(void **state)
 	sh_policy_free(&p);
 }
 
+/* [limits] capability: names with or without CAP_, any case, lists and
+ * repeated keys; unknown names and the ones every tree has are errors. */
+static void test_capabilities(void **state)
+{
+	struct sh_policy p;
+	struct sh_errors e = { 0 };
+
+	(void)state;
+	assert_int_equal(sh_policy_parse_file(dpath("caps.policy"), &p, &e), 0);
+	assert_true(p.caps_allow == ((1ull << 23) | (1ull << 12) | (1ull << 25)));
+	sh_policy_free(&p);
+	sh_errors_free(&e);
+	expect_errors("err_caps.policy", -EINVAL, 3,
+		      "4: unknown capability 'sys_frobnicate' (want a name such as sys_nice or CAP_NET_ADMIN)",
+		      "5: capability 'CAP_CHOWN' is allowed to every tree already",
+		      "6: unknown capability 'cap_' (want a name such as sys_nice or CAP_NET_ADMIN)");
+	assert_string_equal(sh_cap_name(21), "CAP_SYS_ADMIN");
+	assert_null(sh_cap_name(41));
+	assert_int_equal(sh_cap_parse("cap_bpf"), 39);
+	assert_int_equal(sh_cap_parse("bpf"), 39);
+	assert_int_equal(sh_cap_parse(""), -1);
+}
+
 static void test_kind_names(void **state)
 {
 	(void)state;
@@ -1020,6 +1043,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_many_policies),
 		cmocka_unit_test(test_load_files),
 		cmocka_unit_test(test_shipped_policies),
+		cmocka_unit_test(test_capabilities),
 	};
 	const char *env = getenv("SH_POLICIES_DIR");
 

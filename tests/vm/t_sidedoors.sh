@@ -9,17 +9,20 @@
 #
 # What each door is closed by, on both supported kernels:
 #
-#   bpf()                         lsm/bpf (every command, so BPF tokens too)
-#   mount, umount, pivot_root     lsm/sb_mount, sb_umount, sb_pivotroot
-#   fsmount + move_mount          lsm/move_mount (5.2+)
+#   bpf()                         lsm/bpf (every command, so BPF tokens too);
+#                                 lsm/capable (CAP_BPF) for map creation
+#   mount                         lsm/sb_mount
+#   umount, pivot_root, fsopen    lsm/capable (CAP_SYS_ADMIN) before
+#                                 sb_umount, sb_pivotroot, move_mount
 #   unshare(CLONE_NEWUSER)        lsm/userns_create (6.1+)
 #   chroot                        lsm/path_chroot
 #   ptrace, process_vm_writev,    lsm/ptrace_access_check: the kernel asks
 #   /proc/PID/mem, pidfd_getfd,   ptrace_may_access for each of these
 #   /proc/PID/ns, /proc/PID/root
 #   signals to sharnessd          lsm/task_kill, whatever [signal] scope says
-#   init_module, finit_module,    lsm/kernel_load_data, kernel_read_file,
-#   module autoload               kernel_module_request
+#   init_module, finit_module     lsm/capable (CAP_SYS_MODULE), then
+#                                 kernel_load_data, kernel_read_file
+#   module autoload               lsm/kernel_module_request
 #   cgroupfs and bpffs writes     lsm/file_open and the path hooks (any fs
 #                                 with the cgroup2, cgroup or bpf magic)
 #   clone3(CLONE_INTO_CGROUP)     lsm/task_alloc
@@ -139,7 +142,7 @@ no_new_ev() { new_evs; check "$1: no audit event" "$EVN" 0; }
 settle() {
 	local p=("${PATS[@]}") b=$BASE
 	mark bpf bpf
-	$CTL run --policy tsd -- "$ESC" bpf-map-create >/dev/null 2>&1
+	$CTL run --policy tsd -- "$ESC" bpf-prog-next-id >/dev/null 2>&1
 	wait_until have_ev
 	PATS=("${p[@]}") BASE=$b
 }
@@ -179,18 +182,23 @@ pass "daemon starts"
 # ---- bpf() ---------------------------------------------------------------
 echo "-- bpf() (${SECONDS}s)"
 c0=$(counter deny_bpf)
-mark bpf bpf
+# With unprivileged bpf() off (Debian's default), 6.1 asks for CAP_BPF
+# before the bpf hook when a map is created (no tree has it); 6.12 calls the
+# bpf hook first. Either way one record says why.
+case $(uname -r) in
+6.1.*) mark capability capable CAP_BPF; nbpf=1 ;;
+*) mark bpf bpf; nbpf=2 ;;
+esac
 esc_in bpf-map-create
 check "bpf(BPF_MAP_CREATE) in the tree: refused" "$OUT" "err EPERM"
 expect_ev "bpf(BPF_MAP_CREATE)"
-check "bpf event: request is the command (BPF_MAP_CREATE 0)" "$(field request "$EV")" 0
 check "bpf event: uid 0 (root is held)" "$(field uid "$EV")" 0
 mark bpf bpf
 esc_in bpf-prog-next-id
 check "bpf(BPF_PROG_GET_NEXT_ID) in the tree: refused" "$OUT" "err EPERM"
 expect_ev "bpf(BPF_PROG_GET_NEXT_ID)"
 check "bpf event: request 11" "$(field request "$EV")" 11
-check_counter bpf $((c0 + 2))
+check_counter bpf $((c0 + nbpf))
 esc_out bpf-map-create
 check "outside: bpf(BPF_MAP_CREATE) works" "$OUT" ok
 esc_out bpf-prog-next-id
@@ -205,25 +213,27 @@ esc_in mount-tmpfs "$M"
 check "mount tmpfs in the tree: refused" "$OUT" "err EPERM"
 expect_ev "mount"
 check "mount: nothing mounted" "$(mounted "$M")" 0
-mark mount move-mount "$M"
+# The new mount API, umount and pivot_root ask for CAP_SYS_ADMIN before
+# their own hooks run: no tree has it.
+mark capability capable CAP_SYS_ADMIN
 esc_in fsmount-tmpfs "$M"
 check "fsopen/fsmount/move_mount in the tree: refused" "$OUT" "err EPERM"
-check "  ... at move_mount" "$(sed -n 2p "$SH_TMP/last.out")" "(move_mount: errno 1: Operation not permitted)"
-expect_ev "move_mount"
+check "  ... at fsopen" "$(sed -n 2p "$SH_TMP/last.out")" "(fsopen: errno 1: Operation not permitted)"
+expect_ev "fsopen"
 check "move_mount: nothing mounted" "$(mounted "$M")" 0
 esc_out fsmount-tmpfs "$M"
 check "outside: fsmount + move_mount works" "$OUT $(mounted "$M")" "ok 1"
 umount "$M"
 esc_out mount-tmpfs "$M"
 check "outside: mount tmpfs works" "$OUT $(mounted "$M")" "ok 1"
-mark mount umount "$M"
+mark capability capable CAP_SYS_ADMIN
 esc_in umount "$M"
 check "umount in the tree: refused" "$OUT" "err EPERM"
 expect_ev "umount"
 check "umount: still mounted" "$(mounted "$M")" 1
 esc_out umount "$M"
 check "outside: umount works" "$OUT $(mounted "$M")" "ok 0"
-mark mount pivot-root "$SH_TMP/new"
+mark capability capable CAP_SYS_ADMIN
 esc_in pivot-root "$SH_TMP/new" "$SH_TMP/new/old"
 check "pivot_root in the tree: refused" "$OUT" "err EPERM"
 expect_ev "pivot_root"
@@ -231,7 +241,7 @@ expect_ev "pivot_root"
 # is no mount point), not the enforcer's.
 OUT=$(unshare -m "$ESC" pivot-root "$SH_TMP/new" "$SH_TMP/new/old" | head -1)
 check "outside: pivot_root gets the kernel's EINVAL" "$OUT" "err EINVAL"
-check_counter mount $((c0 + 4))
+check_counter mount $((c0 + 1))
 
 # ---- namespaces, chroot --------------------------------------------------
 echo "-- namespaces, chroot (${SECONDS}s)"
@@ -281,11 +291,12 @@ esc_in vm-write "$VPID" "$VADDR" owned
 check "process_vm_writev into an outsider: refused" "$OUT" "err EPERM"
 expect_ev "process_vm_writev" "outside the tree"
 check "the victim's memory is untouched" "$(victim_buf)" clean
-mark ptrace ptrace "$VPID"
+# Writing an outsider's /proc files is refused by the file rule for
+# procfs before the kernel's own ptrace check (mode ATTACH|FSCREDS) runs.
+mark file open "/proc/$VPID/mem"
 try_in_tree tsdopen open "/proc/$VPID/mem" rw
-check "open /proc/PID/mem of an outsider for writing: refused" "$OUT" "err EACCES"
-expect_ev "/proc/PID/mem" "outside the tree"
-check "/proc/PID/mem event: mode ATTACH|FSCREDS (10)" "$(field mode "$EV")" 10
+check "open /proc/PID/mem of an outsider for writing: refused" "$OUT" "err EPERM"
+expect_ev "/proc/PID/mem"
 mark ptrace ptrace "$VPID"
 try_in_tree tsdopen "$ESC" pidfd-getfd "$VPID" "$VFD"
 check "pidfd_getfd of an outsider's descriptor: refused" "$OUT" "err EPERM"
@@ -302,13 +313,13 @@ mark ptrace ptrace 1
 try_in_tree tsd open /proc/1/root/etc/hostname r
 check "a path through /proc/1/root: refused" "$OUT" "err EACCES"
 expect_ev "/proc/1/root" "outside the tree"
-check_counter ptrace $((c0 + 6))
+check_counter ptrace $((c0 + 5))
 
 esc_in ptrace-child
 check "ptrace of a child in the same tree works" "$OUT" ok
 try_in_tree tsdopen open /proc/self/mem rw
 check "/proc/self/mem in the tree works" "$OUT" ok
-check_counter ptrace $((c0 + 6)) "(the tree's own add none)"
+check_counter ptrace $((c0 + 5)) "(the tree's own add none)"
 
 esc_out vm-write "$VPID" "$VADDR" owned
 check "outside: process_vm_writev works" "$OUT" ok
@@ -367,11 +378,12 @@ check "outside: SIGCONT to sharnessd is delivered" "$OUT" ok
 # ---- kernel modules ------------------------------------------------------
 echo "-- kernel modules (${SECONDS}s)"
 c0=$(counter deny_module)
-mark module module-load
+# Loading a module asks for CAP_SYS_MODULE first: no tree has it.
+mark capability capable CAP_SYS_MODULE
 esc_in finit-module "$SH_TMP/mod.ko"
 check "finit_module in the tree: refused" "$OUT" "err EPERM"
 expect_ev "finit_module"
-mark module module-load
+mark capability capable CAP_SYS_MODULE
 esc_in init-module "$SH_TMP/mod.ko"
 check "init_module in the tree: refused" "$OUT" "err EPERM"
 expect_ev "init_module"
@@ -379,7 +391,7 @@ mark module module-request
 esc_in socket-family 12          # a family no kernel registers: autoload asked
 check "socket of an unknown family in the tree: the kernel's answer" "$OUT" "err EAFNOSUPPORT"
 expect_ev "module autoload (request_module)"
-check_counter module $((c0 + 3))
+check_counter module $((c0 + 1))
 mark module module-load
 esc_out finit-module "$SH_TMP/mod.ko"
 check_match "outside: finit_module fails on its own (not EPERM)" "$OUT" '^err E[A-OQ-Z]'
@@ -387,7 +399,7 @@ esc_out init-module "$SH_TMP/mod.ko"
 check_match "outside: init_module fails on its own (not EPERM)" "$OUT" '^err E[A-OQ-Z]'
 settle
 no_new_ev "outside: module loading"
-check_counter module $((c0 + 3)) "(outsiders add none)"
+check_counter module $((c0 + 1)) "(outsiders add none)"
 
 # ---- cgroupfs and bpffs ---------------------------------------------------
 echo "-- cgroupfs and bpffs (${SECONDS}s)"
@@ -524,10 +536,13 @@ check_match "memfd mmap event names the memfd" "$(field target "$EV")" '^/memfd:
 esc_out memfd-mmap /usr/bin/true
 check "outside: mmap(PROT_EXEC) of a memfd works" "$OUT" ok
 
-mark exec exec "$A/gone (deleted)"
+# Reopened through /proc/self/fd, the file has no name left: refused at the
+# open (its path no longer names it), before the exec would refuse it.
+mark file open "$A/gone (deleted)"
 esc_in deleted-exec /usr/bin/echo "$A/gone" ran
 check "exec of a deleted file via /proc/self/fd: refused" "$OUT" "err EPERM"
-expect_ev "exec of a deleted file" "deleted or in-memory file"
+expect_ev "exec of a deleted file" "path unresolved"
+check "  ... the record says why (ESTALE)" "$(field path_error "$EV")" -116
 OUT=$($CTL run --policy tsd -- "$A/kept" ran 2>/dev/null)
 check "the same file, not deleted, runs from the allowed dir" "$OUT" ran
 esc_out deleted-exec /usr/bin/echo "$SH_TMP/gone" ran

@@ -1,0 +1,391 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The doors root inside a tree tries once the obvious ones are shut: mounts
+# no rule sees, raw block devices, handles and descriptors that outlive
+# their path, the operator's terminal, limits and scheduling of outsiders,
+# file changes that are not writes by name, the capabilities that change
+# the whole host, kernel knobs, and the daemon's own socket. Every attempt
+# is made as root inside a tree, refused with its audit record and kernel
+# counter, next to its control outside the tree or its allowed twin.
+. "$(dirname "$0")/lib.sh"
+
+WALL=$SH_BUILD/tests/vm/wall
+W=$SH_TMP/w                     # the tree's workspace: writable
+mkdir -p "$W" "$SH_TMP/fake/usr/bin"
+echo secret >"$SH_TMP/secret"
+echo public >"$SH_TMP/public"
+echo victim >"$SH_TMP/victim"
+echo outside >"$SH_TMP/outside.txt"
+echo inside >"$W/f"
+cp /usr/bin/id "$SH_TMP/fake/usr/bin/true"   # not true: id, under a name the policy allows
+
+cat >"$SH_TMP/policies/twall.policy" <<P
+[policy]
+name = twall
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/true
+allow = $SH_BUILD/
+[file]
+write = $W/
+write = /dev/null
+write = /dev/pts/
+write = /dev/ptmx
+deny = $SH_TMP/secret
+deny = $SH_TMP/victim
+P
+# Without file or connect rules: the doors alone are in the way.
+cat >"$SH_TMP/policies/twallopen.policy" <<P
+[policy]
+name = twallopen
+P
+# A capability allowed back where a job needs it.
+cat >"$SH_TMP/policies/twallcap.policy" <<P
+[policy]
+name = twallcap
+[limits]
+capability = sys_time   # the job sets the clock
+P
+# An exec allowlist alone: opens are not judged, exec is.
+cat >"$SH_TMP/policies/twallexec.policy" <<P
+[policy]
+name = twallexec
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/true
+allow = $SH_BUILD/
+P
+# Audit mode: the kernel refuses nothing, so the daemon's own check is seen.
+cat >"$SH_TMP/policies/twallaudit.policy" <<P
+[policy]
+name = twallaudit
+mode = audit
+P
+
+VICTIM=
+HOLDER=
+cleanup_wall() {
+	kill $VICTIM $HOLDER 2>/dev/null
+	wait 2>/dev/null
+	cleanup
+}
+trap cleanup_wall EXIT
+
+# in POLICY ARGS...: the wall helper in a fresh tree; OUT is its first line.
+inw() {
+	local pol=$1; shift
+	$CTL run --policy "$pol" -- "$WALL" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+	RC=$?
+	OUT=$(head -n 1 "$SH_TMP/last.out")
+}
+outw() {
+	"$WALL" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+	RC=$?
+	OUT=$(head -n 1 "$SH_TMP/last.out")
+}
+
+# mark: what expect looks at is the log from here on.
+mark() { LOGMARK=$(wc -l <"$AUDIT"); }
+# expect NAME JQ_FILTER REASON: a violation written since mark matches the
+# filter, and says deny, errno 1 and REASON. EV is that record.
+expect() {
+	EV= FILTER=$2
+	ev_found() {
+		EV=$(tail -n +"$((LOGMARK + 1))" "$AUDIT" |
+			jq -c "select(.event == \"violation\") | select($FILTER)" 2>/dev/null | tail -n 1)
+		[ -n "$EV" ]
+	}
+	wait_until ev_found
+	if [ -n "$EV" ]; then pass "$1: audit record ($2)"; else
+		fail "$1: audit record ($2)" "log since mark: $(tail -n +"$((LOGMARK + 1))" "$AUDIT" | tr '\n' ' ')"
+	fi
+	check "$1: record says deny, errno 1, $3" \
+		"$(field action "$EV") $(field errno "$EV") $(field reason "$EV")" "deny 1 $3"
+}
+# counted HOOK BEFORE N: the kernel's deny_HOOK counter grew by N.
+counted() { check "kernel counter deny_$1 +$3" "$(counter "deny_$1")" "$(($2 + $3))"; }
+
+start_daemon || { fail "daemon starts"; exit 1; }
+pass "daemon starts"
+
+# ---- 1. mounts no rule sees ------------------------------------------------
+echo "-- detached mounts (${SECONDS}s)"
+c0=$(counter deny_capability)
+mark
+inw twall open-tree "$W"
+check "open_tree(OPEN_TREE_CLONE) in the tree: refused" "$OUT" "err EPERM"
+expect "open_tree" '.hook == "capability" and .target == "CAP_SYS_ADMIN"' "forbidden in a tree"
+counted capability "$c0" 1
+outw open-tree "$W"
+check "outside: open_tree works" "$OUT" ok
+
+# Changing existing mounts has no hook of its own: the capability closes it.
+mkdir -p "$SH_TMP/m" && mount -t tmpfs tmpfs "$SH_TMP/m"
+for op in mount-setattr fspick; do
+	mark
+	inw twall $op "$SH_TMP/m"
+	check "$op on an existing mount: refused" "$OUT" "err EPERM"
+	expect "$op" '.hook == "capability" and .target == "CAP_SYS_ADMIN"' "forbidden in a tree"
+	outw $op "$SH_TMP/m"
+	check "outside: $op works" "$OUT" ok
+done
+umount "$SH_TMP/m"
+
+# A detached clone handed in from outside (fd 9): what it reaches has no
+# path in the tree's mount namespace, so it is refused, never judged by the
+# path it would seem to have.
+c0=$(counter deny_file)
+mark
+"$WALL" with-clone "$SH_TMP" -- $CTL run --policy twall -- "$WALL" at 9 read secret \
+	>"$SH_TMP/last.out" 2>&1
+check "read a denied file through a detached clone: refused" "$(head -1 "$SH_TMP/last.out")" "err EPERM"
+expect "read through a clone" '.hook == "file" and .op == "open" and .path_error == -18' \
+	"path unresolved"
+mark
+"$WALL" with-clone "$SH_TMP" -- $CTL run --policy twall -- "$WALL" at 9 write outside.txt \
+	>"$SH_TMP/last.out" 2>&1
+check "write outside the work dir through a detached clone: refused" \
+	"$(head -1 "$SH_TMP/last.out")" "err EPERM"
+expect "write through a clone" '.hook == "file" and .access == "write" and .path_error == -18' \
+	"path unresolved"
+counted file "$c0" 2
+check "  ... the file is unchanged" "$(cat "$SH_TMP/outside.txt")" outside
+"$WALL" with-clone "$SH_TMP" -- "$WALL" at 9 read secret >"$SH_TMP/last.out" 2>&1
+check "outside: read through the clone works" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok secret "
+
+c0=$(counter deny_exec)
+mark
+"$WALL" with-clone "$SH_TMP/fake" -- $CTL run --policy twallexec -- "$WALL" at 9 exec usr/bin/true \
+	>"$SH_TMP/last.out" 2>&1
+check "exec a binary that looks like /usr/bin/true in a clone: refused" \
+	"$(head -1 "$SH_TMP/last.out")" "err EPERM"
+expect "exec through a clone" '.hook == "exec" and .path_error == -18' "path unresolved"
+counted exec "$c0" 1
+"$WALL" with-clone "$SH_TMP/fake" -- "$WALL" at 9 exec usr/bin/true >"$SH_TMP/last.out" 2>&1
+check_match "outside: the same exec runs (it is id)" "$(head -1 "$SH_TMP/last.out")" '^uid=0'
+$CTL run --policy twall -- /usr/bin/true
+check "control: the real /usr/bin/true runs in the tree" "$?" 0
+
+# ---- 2. raw block devices, memory devices ----------------------------------
+echo "-- block and memory devices (${SECONDS}s)"
+BLK=
+KMOD=/var/cache/sharness/kernels
+for ko in "$KMOD"/*/lib/modules/"$(uname -r)"/kernel/drivers/block/brd.ko*; do
+	[ -e "$ko" ] && insmod "$ko" rd_nr=1 rd_size=1024 2>/dev/null
+done
+wait_until test -b /dev/ram0 && BLK=/dev/ram0
+if [ -z "$BLK" ]; then
+	# No ram disk module: a node for a device that is not there. Outside,
+	# the kernel's own answer (ENXIO); inside, refused before the driver.
+	mknod "$SH_TMP/blk" b 7 200 && BLK=$SH_TMP/blk
+fi
+echo "   block device: $BLK"
+c0=$(counter deny_file)
+mark
+inw twallopen open-blk "$BLK"
+check "open a block device for reading, no file rules: refused" "$OUT" "err EPERM"
+expect "block device" ".hook == \"file\" and .target == \"$BLK\"" "block device"
+counted file "$c0" 1
+outw open-blk "$BLK"
+check_match "outside: the same open reaches the driver" "$OUT" '^(ok|err ENXIO)$'
+c0=$(counter deny_capability)
+mark
+TRY_OUT=$($CTL run --policy twallopen -- "$TRY" open /dev/mem r 2>/dev/null | head -1)
+check "open /dev/mem: refused" "$TRY_OUT" "err EPERM"
+expect "/dev/mem" '.hook == "capability" and .target == "CAP_SYS_RAWIO"' "forbidden in a tree"
+counted capability "$c0" 1
+check "outside: /dev/mem opens" "$("$TRY" open /dev/mem r | head -1)" ok
+
+# ---- 3. handles and descriptors that outlive their path --------------------
+echo "-- handles and reopened descriptors (${SECONDS}s)"
+mark
+inw twall handle-read "$SH_TMP/secret"
+check "open_by_handle_at of a denied file: refused" "$OUT" "err EPERM"
+expect "handle" ".hook == \"file\" and .target == \"$SH_TMP/secret\"" "deny rule"
+inw twall handle-read "$SH_TMP/public"
+check "twin: open_by_handle_at of an allowed file" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok public "
+
+# O_PATH on a denied file, which is then replaced: the descriptor's file
+# has no name left, and reopening it through /proc/self/fd is refused.
+mkfifo "$SH_TMP/go"
+$CTL run --policy twall -- "$WALL" opath-reopen "$SH_TMP/victim" "$SH_TMP/go" \
+	>"$SH_TMP/reopen.out" 2>&1 &
+rp=$!
+wait_until grep -q '^ready' "$SH_TMP/reopen.out"
+echo replaced >"$SH_TMP/victim.new" && mv "$SH_TMP/victim.new" "$SH_TMP/victim"
+mark
+echo go >"$SH_TMP/go"
+wait $rp
+check "reopen of a replaced denied file via /proc/self/fd: refused" \
+	"$(sed -n 2p "$SH_TMP/reopen.out")" "err EPERM"
+expect "replaced file" '.hook == "file" and .op == "open" and .path_error == -116' "path unresolved"
+$CTL run --policy twall -- "$WALL" opath-reopen "$SH_TMP/public" "$SH_TMP/go" \
+	>"$SH_TMP/reopen.out" 2>&1 &
+rp=$!
+wait_until grep -q '^ready' "$SH_TMP/reopen.out"
+echo go >"$SH_TMP/go"
+wait $rp
+check "twin: reopen of an intact allowed file" "$(sed -n 2,3p "$SH_TMP/reopen.out" | tr '\n' ' ')" "ok public "
+
+# ---- 4. the operator's terminal ---------------------------------------------
+echo "-- terminals (${SECONDS}s)"
+# The operator's terminal: a pty held outside every tree.
+python3 -c 'import os, pty, sys, time
+m, s = pty.openpty()
+print(os.ttyname(s), flush=True)
+time.sleep(1000)' >"$SH_TMP/pty.out" &
+HOLDER=$!
+wait_until test -s "$SH_TMP/pty.out"
+PTS=$(cat "$SH_TMP/pty.out")
+c0=$(counter deny_tty)
+for op in sti steal linux kd cons vhangup; do
+	mark
+	inw twall tty-ioctl "$PTS" $op
+	check "terminal ioctl $op on the operator's terminal: refused" "$OUT" "err EPERM"
+	expect "tty $op" ".hook == \"tty\" and .op == \"ioctl\" and .target == \"$PTS\"" \
+		"forbidden in a tree"
+done
+counted tty "$c0" 6
+outw tty-ioctl "$PTS" sti
+check "outside: TIOCSTI works (root)" "$OUT" ok
+inw twall own-pty
+check "twin: a terminal of the tree's own (new pty, TIOCSCTTY 0)" "$OUT" ok
+c0=$(counter deny_capability)
+mark
+inw twall vhangup
+check "vhangup(2): refused" "$OUT" "err EPERM"
+expect "vhangup" '.hook == "capability" and .target == "CAP_SYS_TTY_CONFIG"' "forbidden in a tree"
+counted capability "$c0" 1
+outw vhangup
+check "outside: vhangup works" "$OUT" ok
+read -r -a st < <($CTL run --policy twall -- /usr/bin/bash -c 'read -r l </proc/self/stat; echo "$$ ${l#*) }"')
+# st: pid state ppid pgrp session tty_nr ...
+check "run: the command leads a session of its own" "${st[4]:-none}" "${st[0]}"
+check "run: the command has no controlling terminal" "${st[5]:-none}" 0
+
+# ---- 5. limits, scheduling and memory of outsiders -------------------------
+echo "-- other processes (${SECONDS}s)"
+sleep 600 &
+VICTIM=$!
+c0=$(counter deny_task)
+for op in prlimit:setrlimit setnice:setnice ioprio:setioprio affinity:setscheduler; do
+	mark
+	inw twallopen "${op%%:*}" "$VICTIM"
+	check "${op%%:*} on a process outside the tree: refused" "$OUT" "err EPERM"
+	expect "${op%%:*}" ".hook == \"task\" and .op == \"${op#*:}\" and .target == \"$VICTIM\"" \
+		"outside the tree"
+done
+mark
+inw twallopen prlimit "$DAEMON_PID"
+check "prlimit on sharnessd: refused" "$OUT" "err EPERM"
+expect "prlimit sharnessd" ".hook == \"task\" and .target == \"$DAEMON_PID\"" "sharnessd is protected"
+counted task "$c0" 5
+outw prlimit "$VICTIM"
+check "outside: prlimit works" "$OUT" ok
+outw setnice "$VICTIM"
+check "outside: setpriority works" "$OUT" ok
+$CTL run --policy twallopen -- /usr/bin/bash -c \
+	"$WALL prlimit \$\$ && $WALL setnice \$\$ && $WALL ioprio \$\$ && $WALL affinity \$\$" \
+	>"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+check "twin: the same on the tree's own shell" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok ok "
+kill -0 "$VICTIM"
+check "the outsider still runs" "$?" 0
+
+# ---- 6. file changes that are not writes by name ---------------------------
+echo "-- attributes, ACLs, times, flags (${SECONDS}s)"
+setfattr_outw() { "$WALL" setxattr "$1" >/dev/null; }
+c0=$(counter deny_file)
+n=0
+for op in setxattr:setxattr removexattr:removexattr setacl:setxattr,setacl \
+	utimens:settimes chattr:setflags; do
+	w=${op%%:*} ops=${op#*:}
+	[ "$w" = removexattr ] && { setfattr_out "$SH_TMP/outside.txt"; setfattr_out "$W/f"; }
+	mark
+	inw twall "$w" "$SH_TMP/outside.txt"
+	check "$w outside the writable paths: refused" "$OUT" "err EPERM"
+	expect "$w" ".hook == \"file\" and (.op | IN(\"${ops//,/\",\"}\")) and .target == \"$SH_TMP/outside.txt\"" \
+		"not allowed"
+	n=$((n + 1))
+	inw twall "$w" "$W/f"
+	check "twin: $w inside the work dir" "$OUT" ok
+	outw "$w" "$SH_TMP/outside.txt"
+	check "outside: $w works" "$OUT" ok
+done
+counted file "$c0" "$n"
+inw twall utimens "$SH_TMP/secret"
+check "utimens of a denied file: refused" "$OUT" "err EPERM"
+
+# ---- 7. capabilities that change the whole host ----------------------------
+echo "-- capabilities (${SECONDS}s)"
+c0=$(counter deny_capability)
+n=0
+for c in sethostname:CAP_SYS_ADMIN settime:CAP_SYS_TIME reboot:CAP_SYS_BOOT \
+	"mknod $W/null:CAP_MKNOD" iopl:CAP_SYS_RAWIO netadmin:CAP_NET_ADMIN rlimit:CAP_SYS_RESOURCE; do
+	w=${c%%:*} capn=${c#*:}
+	mark
+	# shellcheck disable=SC2086 # w holds the operation and its argument
+	inw twallopen cap $w
+	check "$w in the tree: refused" "$OUT" "err EPERM"
+	expect "$w" ".hook == \"capability\" and .target == \"$capn\"" "forbidden in a tree"
+	n=$((n + 1))
+	rm -f "$W/null"
+	# shellcheck disable=SC2086
+	outw cap $w
+	check "outside: $w works" "$OUT" ok
+	rm -f "$W/null"
+done
+counted capability "$c0" "$n"
+inw twallcap cap settime
+check "capability = sys_time allows the clock back" "$OUT" ok
+inw twallcap cap sethostname
+check "  ... and nothing else" "$OUT" "err EPERM"
+printf '[policy]\nname = x\n[limits]\ncapability = sys_frobnicate\ncapability = chown\n' >"$SH_TMP/bad.policy"
+$CTL policy check "$SH_TMP/bad.policy" >/dev/null 2>"$SH_TMP/check.err"
+check "policy check: unknown and default capabilities are errors" \
+	"$(grep -c "bad.policy:[45]: " "$SH_TMP/check.err")" 2
+
+# ---- 8. kernel interfaces that run code outside the tree -------------------
+echo "-- kernel knobs (${SECONDS}s)"
+c0=$(counter deny_file)
+n=0
+knobs=(/proc/sysrq-trigger "/proc/$VICTIM/oom_score_adj" "/proc/$VICTIM/comm"
+	/sys/kernel/tracing/trace_marker)
+[ -e /sys/kernel/uevent_helper ] && knobs+=(/sys/kernel/uevent_helper)
+[ -e /sys/kernel/mm/ksm/run ] && knobs+=(/sys/kernel/mm/ksm/run)
+[ -e /sys/kernel/debug ] && mountpoint -q /sys/kernel/debug && knobs+=(/sys/kernel/debug)
+for k in "${knobs[@]}"; do
+	mark
+	if [ -d "$k" ]; then
+		r=$($CTL run --policy twallopen -- "$TRY" mkdir "$k/sharness" 2>/dev/null | head -1)
+	else
+		r=$($CTL run --policy twallopen -- "$TRY" open "$k" w 2>/dev/null | head -1)
+	fi
+	check "write $k, no file rules: refused" "$r" "err EPERM"
+	expect "$k" ".hook == \"file\" and (.target | startswith(\"$k\"))" "forbidden in a tree"
+	n=$((n + 1))
+done
+counted file "$c0" "$n"
+r=$($CTL run --policy twallopen -- /usr/bin/bash -c "echo 0 >/proc/\$\$/oom_score_adj && echo sh >/proc/self/comm && echo ok" 2>/dev/null)
+check "twin: a tree writes its own /proc files" "$r" ok
+check "outside: trace_marker is writable" "$("$TRY" open /sys/kernel/tracing/trace_marker w | head -1)" ok
+
+# ---- 9. the daemon's own door ----------------------------------------------
+echo "-- the control socket (${SECONDS}s)"
+c0=$(counter deny_connect)
+mark
+inw twallopen ctl-connect "$SOCK"
+check "connect to sharnessd's socket, no connect rules: refused" "$OUT" "err EPERM"
+expect "control socket" ".hook == \"connect\" and .target == \"$SOCK\"" "sharnessd is protected"
+counted connect "$c0" 1
+outw ctl-connect "$SOCK"
+check "outside: the socket accepts" "$OUT" ok
+# Audit mode lets the connect through (and logs it): the daemon refuses.
+$CTL run --policy twallaudit -- $CTL untag /sys/fs/cgroup/sharness >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+r=$?
+check "a tree's request reaching the daemon: refused (exit 4 of the inner sharnessctl)" "$r" 4
+check_match "  ... and says why" "$(cat "$SH_TMP/last.err")" "inside a tagged tree"
+check_match "the daemon logged the refusal" "$(cat "$SH_TMP/daemon.err")" "refused a control request from pid"
+check "outside: the same client is answered" "$($CTL status >/dev/null 2>&1; echo $?)" 0
+
+check_log_valid
+exit 0

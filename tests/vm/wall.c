@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+/*
+ * wall: one attempt per call at the doors root inside a tree tries after
+ * the obvious ones (t_wall.sh). Prints "ok" (exit 0) or "err NAME" with the
+ * errno's symbol (exit 1), then details on further lines; bad usage exits 2.
+ *
+ *   wall tty-ioctl TTY sti|vhangup|steal|cons|linux|kd
+ *                                  one terminal ioctl on TTY (opened O_NOCTTY)
+ *   wall own-pty                   a new pty, setsid, TIOCSCTTY 0 on its slave
+ *   wall vhangup                   vhangup(2)
+ *   wall prlimit PID               prlimit(PID, RLIMIT_FSIZE) to its own value
+ *   wall setnice PID               setpriority(PRIO_PROCESS, PID, 5)
+ *   wall ioprio PID                ioprio_set(PID, best-effort 4)
+ *   wall affinity PID              sched_setaffinity(PID, CPU 0)
+ *   wall setxattr PATH             file capabilities (security.capability,
+ *                                  version 2, none set): what setcap does
+ *   wall removexattr PATH          removexattr(PATH, "security.capability")
+ *   wall setacl PATH               a POSIX access ACL (u::rw-,g::r--,o::r--)
+ *   wall utimens PATH              utimensat(PATH, 2001-09-09)
+ *   wall chattr PATH               FS_IOC_SETFLAGS: the file's flags + nodump
+ *   wall cap sethostname|settime|reboot|mknod PATH|iopl|netadmin|rlimit
+ *                                  one operation that needs one capability
+ *   wall open-tree DIR             open_tree(DIR, OPEN_TREE_CLONE)
+ *   wall mount-setattr DIR         mount_setattr(DIR, MOUNT_ATTR_NOSUID)
+ *   wall fspick DIR                fspick(DIR)
+ *   wall with-clone DIR -- CMD...  (outside a tree) a detached clone of DIR
+ *                                  on fd 9, then exec CMD
+ *   wall at FD read|write|exec REL openat(FD, REL) for reading, writing, or
+ *                                  execveat(FD, REL): "ok" and the first line
+ *   wall handle-read PATH          name_to_handle_at + open_by_handle_at:
+ *                                  "ok" and the first line
+ *   wall opath-reopen PATH FIFO    O_PATH on PATH, "ready", wait for a line
+ *                                  on FIFO, then open /proc/self/fd/N
+ *   wall open-blk PATH             open PATH (a block device) read-only
+ *   wall ctl-connect SOCK          connect a SOCK_SEQPACKET socket to SOCK
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/io.h>
+#include <sys/ioctl.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <linux/fs.h>
+#include <linux/kd.h>
+#include <linux/reboot.h>
+#include <net/if.h>
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+
+static const char *errname(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "EOTHER";
+}
+
+static int report(long r, const char *what)
+{
+	if (r < 0) {
+		int e = errno;
+
+		printf("err %s\n(%s: errno %d: %s)\n", errname(e), what, e, strerror(e));
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
+
+static int first_line(int fd)
+{
+	char line[256];
+	ssize_t n;
+
+	if (fd < 0)
+		return report(-1, "open");
+	n = read(fd, line, sizeof(line) - 1);
+	line[n > 0 ? n : 0] = 0;
+	line[strcspn(line, "\n")] = 0;
+	printf("ok\n%s\n", line);
+	return 0;
+}
+
+static int tty_ioctl(const char *path, const char *what)
+{
+	int fd = open(path, O_RDWR | O_NOCTTY), r;
+	char c = 'x', sub = 0; /* TIOCLINUX 0: an invalid subcode; refused first */
+
+	if (fd < 0)
+		return report(-1, "open");
+	if (!strcmp(what, "sti"))
+		r = ioctl(fd, TIOCSTI, &c);
+	else if (!strcmp(what, "vhangup"))
+		r = ioctl(fd, TIOCVHANGUP);
+	else if (!strcmp(what, "steal"))
+		r = ioctl(fd, TIOCSCTTY, 1);
+	else if (!strcmp(what, "cons"))
+		r = ioctl(fd, TIOCCONS);
+	else if (!strcmp(what, "linux"))
+		r = ioctl(fd, TIOCLINUX, &sub);
+	else if (!strcmp(what, "kd")) {
+		char type;
+
+		r = ioctl(fd, KDGKBTYPE, &type);
+	} else
+		return 2;
+	return report(r, what);
+}
+
+static int own_pty(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), status;
+	pid_t pid;
+
+	if (m < 0 || grantpt(m) || unlockpt(m))
+		return report(-1, "posix_openpt");
+	pid = fork();
+	if (pid == 0) {
+		int s;
+
+		if (setsid() < 0)
+			_exit(3);
+		s = open(ptsname(m), O_RDWR | O_NOCTTY);
+		if (s < 0)
+			_exit(4);
+		_exit(ioctl(s, TIOCSCTTY, 0) == 0 ? 0 : 10 + errno);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return report(0, "TIOCSCTTY");
+	errno = WIFEXITED(status) && WEXITSTATUS(status) >= 10 ? WEXITSTATUS(status) - 10 : EIO;
+	return report(-1, "TIOCSCTTY");
+}
+
+static int prlimit_own(pid_t pid)
+{
+	struct rlimit cur;
+
+	if (prlimit(pid, RLIMIT_FSIZE, NULL, &cur) < 0)
+		return report(-1, "prlimit get");
+	return report(prlimit(pid, RLIMIT_FSIZE, &cur, NULL), "prlimit set");
+}
+
+/* A minimal POSIX ACL in its xattr form: version 2, three entries. */
+static int set_acl(const char *path)
+{
+	struct { unsigned int version; struct { unsigned short tag, perm; unsigned int id; } e[3]; }
+	acl = { 2, { { 0x01, 6, ~0u }, { 0x04, 4, ~0u }, { 0x20, 4, ~0u } } };
+
+	return report(setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0), "setxattr acl");
+}
+
+static int chattr(const char *path)
+{
+	int fd = open(path, O_RDONLY), flags = 0;
+
+	if (fd < 0)
+		return report(-1, "open");
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		flags = 0;   /* refused or not: the set below is what is judged */
+	flags |= FS_NODUMP_FL;
+	return report(ioctl(fd, FS_IOC_SETFLAGS, &flags), "FS_IOC_SETFLAGS");
+}
+
+static int cap(int argc, char **argv)
+{
+	const char *what = argv[2];
+
+	if (!strcmp(what, "sethostname")) {
+		char h[256];
+
+		gethostname(h, sizeof(h));
+		return report(sethostname(h, strlen(h)), "sethostname");
+	}
+	if (!strcmp(what, "settime")) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		return report(clock_settime(CLOCK_REALTIME, &ts), "clock_settime");
+	}
+	if (!strcmp(what, "reboot"))   /* ctrl-alt-del: the kernel's default */
+		return report(reboot(RB_ENABLE_CAD), "reboot");
+	if (!strcmp(what, "mknod") && argc == 4)
+		return report(mknod(argv[3], S_IFCHR | 0600, makedev(1, 3)), "mknod");
+	if (!strcmp(what, "iopl"))
+		return report(iopl(3), "iopl");
+	if (!strcmp(what, "netadmin")) {
+		struct ifreq ifr = { 0 };
+		int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+		if (ioctl(s, SIOCGIFMTU, &ifr) < 0)
+			return report(-1, "SIOCGIFMTU");
+		return report(ioctl(s, SIOCSIFMTU, &ifr), "SIOCSIFMTU");
+	}
+	if (!strcmp(what, "rlimit")) {   /* raising a hard limit: CAP_SYS_RESOURCE */
+		struct rlimit r, low;
+
+		getrlimit(RLIMIT_NOFILE, &r);
+		low.rlim_max = r.rlim_max - 1;
+		low.rlim_cur = r.rlim_cur < low.rlim_max ? r.rlim_cur : low.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &low) < 0)   /* lowering needs nothing */
+			return report(-1, "setrlimit lower");
+		return report(setrlimit(RLIMIT_NOFILE, &r), "setrlimit raise");
+	}
+	return 2;
+}
+
+static int at(int fd, const char *what, const char *rel)
+{
+	if (!strcmp(what, "read"))
+		return first_line(openat(fd, rel, O_RDONLY));
+	if (!strcmp(what, "write")) {
+		int w = openat(fd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (w < 0)
+			return report(-1, "openat");
+		return report(write(w, "written\n", 8), "write");
+	}
+	if (!strcmp(what, "exec")) {
+		char *args[] = { (char *)rel, NULL };
+
+		syscall(SYS_execveat, fd, rel, args, (char *[]){ NULL }, 0);
+		return report(-1, "execveat");
+	}
+	return 2;
+}
+
+static int handle_read(const char *path)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	char dir[4096], *slash;
+	int mount_id, mfd;
+
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(AT_FDCWD, path, h, &mount_id, 0) < 0)
+		return report(-1, "name_to_handle_at");
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = 0;
+	mfd = open(dir, O_RDONLY | O_DIRECTORY);
+	return first_line(open_by_handle_at(mfd, h, O_RDONLY));
+}
+
+static int opath_reopen(const char *path, const char *fifo)
+{
+	char proc[64], line[16];
+	int fd = open(path, O_PATH), f;
+
+	if (fd < 0)
+		return report(-1, "open O_PATH");
+	printf("ready\n");
+	f = open(fifo, O_RDONLY);
+	if (f < 0 || read(f, line, sizeof(line)) < 0)
+		return report(-1, "fifo");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return first_line(open(proc, O_RDONLY));
+}
+
+static int ctl_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	return report(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), "connect");
+}
+
+int main(int argc, char **argv)
+{
+	const char *op = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(op, "tty-ioctl") && argc == 4)
+		return tty_ioctl(argv[2], argv[3]);
+	if (!strcmp(op, "own-pty") && argc == 2)
+		return own_pty();
+	if (!strcmp(op, "vhangup") && argc == 2)
+		return report(vhangup(), "vhangup");
+	if (!strcmp(op, "prlimit") && argc == 3)
+		return prlimit_own(atoi(argv[2]));
+	if (!strcmp(op, "setnice") && argc == 3)
+		return report(setpriority(PRIO_PROCESS, atoi(argv[2]), 5), "setpriority");
+	if (!strcmp(op, "ioprio") && argc == 3)   /* IOPRIO_WHO_PROCESS, BE class, level 4 */
+		return report(syscall(SYS_ioprio_set, 1, atoi(argv[2]), (2 << 13) | 4), "ioprio_set");
+	if (!strcmp(op, "affinity") && argc == 3) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		return report(sched_setaffinity(atoi(argv[2]), sizeof(set), &set), "sched_setaffinity");
+	}
+	if (!strcmp(op, "setxattr") && argc == 3) {
+		unsigned int caps[5] = { 0x02000000 };   /* VFS_CAP_REVISION_2 */
+
+		return report(setxattr(argv[2], "security.capability", caps, sizeof(caps), 0),
+			      "setxattr");
+	}
+	if (!strcmp(op, "removexattr") && argc == 3)
+		return report(removexattr(argv[2], "security.capability"), "removexattr");
+	if (!strcmp(op, "setacl") && argc == 3)
+		return set_acl(argv[2]);
+	if (!strcmp(op, "utimens") && argc == 3) {
+		struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+
+		return report(utimensat(AT_FDCWD, argv[2], ts, 0), "utimensat");
+	}
+	if (!strcmp(op, "chattr") && argc == 3)
+		return chattr(argv[2]);
+	if (!strcmp(op, "cap") && argc >= 3)
+		return cap(argc, argv);
+	if (!strcmp(op, "open-tree") && argc == 3)
+		return report(syscall(SYS_open_tree, AT_FDCWD, argv[2], OPEN_TREE_CLONE), "open_tree");
+	if (!strcmp(op, "mount-setattr") && argc == 3) {
+		unsigned long long attr[4] = { 0x2 /* MOUNT_ATTR_NOSUID */, 0, 0, 0 };
+
+		return report(syscall(SYS_mount_setattr, AT_FDCWD, argv[2], 0, attr, sizeof(attr)),
+			      "mount_setattr");
+	}
+	if (!strcmp(op, "fspick") && argc == 3)
+		return report(syscall(SYS_fspick, AT_FDCWD, argv[2], 0), "fspick");
+	if (!strcmp(op, "with-clone") && argc >= 5 && !strcmp(argv[3], "--")) {
+		int fd = syscall(SYS_open_tree, AT_FDCWD, argv[2], OPEN_TREE_CLONE);
+
+		if (fd < 0 || dup2(fd, 9) < 0)
+			return report(-1, "open_tree");
+		execvp(argv[4], argv + 4);
+		return report(-1, "exec");
+	}
+	if (!strcmp(op, "at") && argc == 5)
+		return at(atoi(argv[2]), argv[3], argv[4]);
+	if (!strcmp(op, "handle-read") && argc == 3)
+		return handle_read(argv[2]);
+	if (!strcmp(op, "opath-reopen") && argc == 4)
+		return opath_reopen(argv[2], argv[3]);
+	if (!strcmp(op, "open-blk") && argc == 3)
+		return report(open(argv[2], O_RDONLY), "open");
+	if (!strcmp(op, "ctl-connect") && argc == 3)
+		return ctl_connect(argv[2]);
+	fprintf(stderr, "wall: bad usage\n");
+	return 2;
+}
