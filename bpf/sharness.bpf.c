@@ -52,9 +52,15 @@
 #define SELINUX_MAGIC 0xf97cff8c
 #define SMACK_MAGIC 0x43415d53
 #define FUSE_CTL_SUPER_MAGIC 0x65735543
+#define NFSD_MAGIC 0x6e667364
+#define RPC_PIPEFS_MAGIC 0x67596969
 
 #define S_IFMT 00170000
 #define S_IFBLK 0060000
+#define S_IFCHR 0020000
+/* The kernel's dev_t: major in the bits above 20. */
+#define DEV_MAJOR(d) ((__u32)(d) >> 20)
+#define DEV_MINOR(d) ((__u32)(d) & 0xfffff)
 #define __O_TMPFILE 020000000
 
 /* Terminal and console ioctls (asm-generic/ioctls.h, linux/kd.h, linux/vt.h). */
@@ -67,6 +73,8 @@
 #define FS_IOC_SETFLAGS 0x40086602
 #define FS_IOC32_SETFLAGS 0x40046602
 #define FS_IOC_FSSETXATTR 0x401c5820
+#define FS_IOC_ENABLE_VERITY 0x40806685   /* makes the file read-only for good */
+#define BTRFS_IOC_SUBVOL_SETFLAGS 0x4008941a
 
 #define ATTR_MODE (1 << 0)
 #define ATTR_UID (1 << 1)
@@ -85,7 +93,10 @@
 #define SH_WALK_MAX_DEPTH 64
 /* The deepest path that fits in PATH_MAX ("/a" per level). */
 #define SH_UP_MAX_DEPTH (SH_EVENT_PATH_MAX / 2)
-/* Mounts of one file system examined to name a dentry (xattr, times). */
+/* Mounts of one file system examined to name a dentry (xattr, times): at
+ * most SCAN entries of its mount list, of which at most MAX (a power of
+ * two) in the task's namespace. None allowing it: refused. */
+#define SH_SB_MOUNTS_SCAN 64
 #define SH_SB_MOUNTS_MAX 8
 #define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
 
@@ -99,6 +110,8 @@ volatile __u64 dropped_reported; /* user space: lost events already logged */
 volatile __u32 daemon_tgid;  /* sharnessd: no tree may signal or trace it */
 volatile __u64 ctl_ino;      /* sharnessd's control socket: no tree connects to it */
 volatile __u32 ctl_dev;      /*   (inode number and kernel dev_t of its file) */
+volatile __u32 nprotected;   /* entries in protected_inodes; 0 skips the lookups */
+volatile __u64 mmap_min_addr; /* vm.mmap_min_addr when the daemon started (0: 65536) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -130,6 +143,13 @@ struct {
 } task_marks SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_PROTECTED);
+	__type(key, struct sh_inode_key);
+	__type(value, __u32);               /* enum sh_protect */
+} protected_inodes SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);
 } events SEC(".maps");
@@ -143,6 +163,8 @@ struct {
 
 struct scratch {
 	int err;        /* why the path in `path` is not the object's (report) */
+	__u32 ncands;
+	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
 	char path[SH_EVENT_PATH_MAX];
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 	struct sh_rule_key key;
@@ -353,6 +375,7 @@ struct walk {
 	bool done;
 	bool last;              /* a pseudo or disconnected dentry: its name ends the path */
 	bool name_only;         /* naming for a record: no attachment or connection check */
+	bool any_ns;            /* a mount of another namespace is fine (unix peers) */
 	void *ns;               /* struct mnt_namespace * of the current task */
 	__u16 off_mnt_ns;       /* struct mount: mnt_ns */
 	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
@@ -404,7 +427,7 @@ static long walk_step(__u32 i, void *data)
 			 * namespace, not of a detached tree (open_tree clone,
 			 * fsmount) or a lazily unmounted one, whose paths the
 			 * rules do not name. */
-			if (!w->name_only && read_ptr(w->mnt, w->off_mnt_ns) != w->ns)
+			if (!w->name_only && !w->any_ns && read_ptr(w->mnt, w->off_mnt_ns) != w->ns)
 				w->err = -EXDEV;
 			w->done = true;
 			return 1;
@@ -442,7 +465,7 @@ static long walk_step(__u32 i, void *data)
  * record of something refused anyway; those checks are skipped.
  */
 static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dentry,
-					  struct vfsmount *vfsmnt, bool name_only)
+					  struct vfsmount *vfsmnt, bool name_only, bool any_ns)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct walk w = {
@@ -450,6 +473,7 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
 		.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
 		.pos = SH_EVENT_PATH_MAX - 1,
 		.name_only = name_only,
+		.any_ns = any_ns,
 		.ns = BPF_CORE_READ(task, nsproxy, mnt_ns),
 		.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns),
 		.off_mnt_root = bpf_core_field_offset(struct mount, mnt) +
@@ -480,8 +504,11 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
 	return bpf_probe_read_kernel_str(s->path, sizeof(s->path), &s->walk[pos & SH_PATH_MASK]);
 }
 
-#define walk_path(s, d, m) walk_path_opt(s, d, m, false)
-#define name_path(s, d, m) walk_path_opt(s, d, m, true)
+#define walk_path(s, d, m) walk_path_opt(s, d, m, false, false)
+#define name_path(s, d, m) walk_path_opt(s, d, m, true, false)
+/* A unix peer's path, as its binder named it: in its own mount namespace
+ * (a service with a private /tmp, a container), where the rules name it. */
+#define peer_path(s, d, m) walk_path_opt(s, d, m, false, true)
 
 /* One step up from w->dentry towards the mount's root (file_resolvable). */
 struct up_walk {
@@ -558,7 +585,8 @@ static __always_inline bool protected_sb(struct super_block *sb)
  * securityfs (LSM policy), debugfs and tracefs (tracing runs code on every
  * process), configfs (creates kernel objects), binfmt_misc (registers
  * interpreters the kernel then runs for processes outside the tree),
- * pstore, efivarfs, selinuxfs, smackfs and fusectl.
+ * pstore, efivarfs, selinuxfs, smackfs, fusectl, nfsd (the host's NFS
+ * server) and rpc_pipefs.
  */
 static __always_inline bool knob_sb(struct super_block *sb)
 {
@@ -567,7 +595,73 @@ static __always_inline bool knob_sb(struct super_block *sb)
 	return magic == SYSFS_MAGIC || magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC ||
 	       magic == TRACEFS_MAGIC || magic == CONFIGFS_MAGIC || magic == BINFMTFS_MAGIC ||
 	       magic == PSTOREFS_MAGIC || magic == EFIVARFS_MAGIC || magic == SELINUX_MAGIC ||
-	       magic == SMACK_MAGIC || magic == FUSE_CTL_SUPER_MAGIC;
+	       magic == SMACK_MAGIC || magic == FUSE_CTL_SUPER_MAGIC || magic == NFSD_MAGIC ||
+	       magic == RPC_PIPEFS_MAGIC;
+}
+
+static __always_inline __u32 protection(struct inode *inode)
+{
+	struct sh_inode_key k = {};
+	__u32 *v;
+
+	if (!inode)
+		return 0;
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	v = bpf_map_lookup_elem(&protected_inodes, &k);
+	return v ? *v : 0;
+}
+
+/*
+ * Is this one of sharnessd's own files, which no tree may change (write:
+ * the file, or a file in a protected directory) or, for the audit log,
+ * read? Judged on the inode, so hard links and other mounts of the same
+ * file do not get around it.
+ */
+static __always_inline bool daemon_file(struct dentry *d, bool write, bool rename)
+{
+	__u32 own;
+
+	if (!nprotected)
+		return false;
+	own = protection(BPF_CORE_READ(d, d_inode));
+	if (own & SH_PROT_READ)
+		return true;
+	if (!write)
+		return false;
+	if ((own & SH_PROT_WRITE) || (rename && (own & SH_PROT_NAME)))
+		return true;
+	return protection(BPF_CORE_READ(d, d_parent, d_inode)) & SH_PROT_WRITE;
+}
+
+/*
+ * A dentry that is its own parent but not its mount's root: disconnected
+ * (a file handle's, after its dentry was evicted). No path names it, and
+ * no directory it is in can be seen: refused whatever the policy, the
+ * cheap check first (a full walk follows where a rule must decide).
+ */
+static __always_inline bool disconnected(struct dentry *d, struct vfsmount *mnt)
+{
+	return BPF_CORE_READ(d, d_parent) == d && BPF_CORE_READ(mnt, mnt_root) != d;
+}
+
+/*
+ * Device nodes every tree may open: the memory devices (null, zero, full,
+ * random, urandom; /dev/mem and /dev/port need CAP_SYS_RAWIO, which no
+ * tree has; /dev/kmsg is left out), /dev/tty, /dev/console, /dev/ptmx and
+ * the pty slaves. Every other device -- block devices (raw bytes under
+ * every file rule), SCSI generic and bsg, NVMe generic, input and uinput,
+ * kvm, tun, fuse, serial lines and virtual consoles, and any a later
+ * kernel adds -- only where a `[file] device` rule names it.
+ */
+static __always_inline bool default_device(__u32 mode, __u32 rdev)
+{
+	__u32 major = DEV_MAJOR(rdev);
+
+	if ((mode & S_IFMT) != S_IFCHR)
+		return false;
+	return (major == 1 && DEV_MINOR(rdev) != 11) || major == 5 ||
+	       (major >= 136 && major <= 143);
 }
 
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
@@ -588,7 +682,8 @@ static __always_inline bool cg_in_tree(struct cgroup *cg, __u64 origin)
 
 /*
  * procfs: a tree may write only the per-process files of its own members
- * (/proc/PID/... with PID in the tree, which /proc/self resolves to).
+ * (/proc/PID/... with PID in the tree, which /proc/self resolves to), its
+ * network files (/proc/PID/net) excepted.
  * Everything else is the host's: /proc/sys (core_pattern and modprobe
  * name programs the kernel runs as root), /proc/sysrq-trigger, and the
  * files of processes outside the tree (oom_score_adj, comm, attr/...).
@@ -603,11 +698,20 @@ static __always_inline bool proc_write_forbidden(struct dentry *d, __u64 origin)
 	char c = 0;
 
 	for (int i = 0; i < 16; i++) {
+		char n[4] = {};
+
 		up = BPF_CORE_READ(d, d_parent);
 		if (up == d)
 			return true; /* not under the root: refuse rather than guess */
 		if (up == root)
 			break;
+		/* /proc/PID/net/... is the host's network namespace (firewall
+		 * state, the NFS export cache), not the process's own. */
+		if (BPF_CORE_READ(d, d_name.len) == 3) {
+			bpf_probe_read_kernel(n, 3, BPF_CORE_READ(d, d_name.name));
+			if (n[0] == 'n' && n[1] == 'e' && n[2] == 't')
+				return true;
+		}
 		d = up;
 	}
 	if (BPF_CORE_READ(d, d_parent) != root)
@@ -736,7 +840,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk;
-	__u32 act, evf = write ? SH_EVF_WRITE : 0, knob = 0;
+	__u32 act, evf = write ? SH_EVF_WRITE : 0, knob = 0, mode;
 	struct scratch *s;
 	long len;
 	int err;
@@ -751,7 +855,23 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 		return 0;
 	/* A block device holds the raw bytes of file systems: through it
 	 * every file rule could be read around or written around. */
-	blk = (BPF_CORE_READ(file, f_inode, i_mode) & S_IFMT) == S_IFBLK;
+	if (disconnected(dentry, mnt) || daemon_file(dentry, write, false)) {
+		bool dis = disconnected(dentry, mnt);
+
+		s = get_scratch();
+		if (!s)
+			return -EPERM;
+		len = use_d_path ? bpf_d_path(&file->f_path, s->path, sizeof(s->path))
+				 : name_path(s, dentry, mnt);
+		s->err = dis ? -ESTALE : 0;
+		return report(m, s, SH_HOOK_FILE, op, dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED,
+			      len, evf, fflags, 0);
+	}
+	/* A device node other than the harmless ones is judged by `device`
+	 * rules below: a disk holds the raw bytes under every file rule. */
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
+	      !default_device(mode, BPF_CORE_READ(file, f_inode, i_rdev));
 	if (write && !blk)
 		knob = forbidden_fs(dentry, m->origin);
 	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
@@ -760,12 +880,27 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	if (blk || knob) {
+	if (knob) {
 		/* Refused whatever the path: it only names the record. */
 		len = use_d_path ? bpf_d_path(&file->f_path, s->path, sizeof(s->path))
 				 : name_path(s, dentry, mnt);
-		return report(m, s, blk ? SH_HOOK_FILE : knob, op,
-			      blk ? SH_WHY_DEVICE : SH_WHY_FORBIDDEN, len, evf, fflags, 0);
+		return report(m, s, knob, op, SH_WHY_FORBIDDEN, len, evf, fflags, 0);
+	}
+	if (blk) {
+		/* Allowed only where a `device` rule names the node the kernel
+		 * resolved. */
+		err = file_resolvable(file, false);
+		len = use_d_path ? bpf_d_path(&file->f_path, s->path, sizeof(s->path))
+				 : name_path(s, dentry, mnt);
+		if (err || len <= 0 || lookup_rule(s, m, SH_KEY_DEVICE, len) != SH_ACT_ALLOW) {
+			s->err = err;
+			return report(m, s, SH_HOOK_FILE, op, SH_WHY_DEVICE, len, evf, fflags, 0);
+		}
+		/* A device rule is what allows it, for reading and writing;
+		 * a deny rule still refuses it. */
+		if (lookup_rule(s, m, SH_KEY_FILE, len) == SH_ACT_DENY)
+			return report(m, s, SH_HOOK_FILE, op, SH_WHY_RULE, len, evf, fflags, 0);
+		return 0;
 	}
 	err = file_resolvable(file, tmpfile);
 	if (err) {
@@ -835,12 +970,18 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
 	knob = forbidden_fs(dentry, m->origin);
-	if (knob) {
+	if (knob || disconnected(dentry, mnt) ||
+	    daemon_file(dentry, true, op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO ||
+			op == SH_OP_UNLINK || op == SH_OP_RMDIR)) {
+		__u32 why = knob ? SH_WHY_FORBIDDEN :
+			    disconnected(dentry, mnt) ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED;
+
 		s = get_scratch();
 		if (!s)
 			return -EPERM;
-		return report(m, s, knob, op, SH_WHY_FORBIDDEN,
-			      name_path(s, dentry, mnt), SH_EVF_WRITE, 0, 0);
+		len = name_path(s, dentry, mnt);
+		s->err = why == SH_WHY_UNRESOLVED ? -ESTALE : 0;
+		return report(m, s, knob ? knob : SH_HOOK_FILE, op, why, len, SH_EVF_WRITE, 0, 0);
 	}
 	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
@@ -1029,7 +1170,7 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 	if (dentry) {
 		if (!(m->flags & SH_PF_CONNECT_RULES))
 			return 0;
-		len = walk_path(s, dentry, BPF_CORE_READ(u, path.mnt));
+		len = peer_path(s, dentry, BPF_CORE_READ(u, path.mnt));
 		if (len <= 0)
 			return report(m, s, SH_HOOK_CONNECT, op, SH_WHY_UNRESOLVED,
 				      len ? len : -ENAMETOOLONG, 0, 0, 0);
@@ -1157,6 +1298,14 @@ static __always_inline bool tty_forbidden(unsigned int cmd, unsigned long arg)
 static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 				       struct vfsmount *mnt, __u32 op);
 
+/* ioctls that change a file without writing it: flags (chattr), fs-verity,
+ * a btrfs subvolume's read-only flag. Judged as writes. */
+static __always_inline bool inode_flags_ioctl(unsigned int cmd)
+{
+	return cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR ||
+	       cmd == FS_IOC_ENABLE_VERITY || cmd == BTRFS_IOC_SUBVOL_SETFLAGS;
+}
+
 static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 				       int ret)
 {
@@ -1166,8 +1315,8 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 
 	if (ret)
 		return ret;
-	if (cmd != FIOSETOWN && cmd != SIOCSPGRP && cmd != FS_IOC_SETFLAGS &&
-	    cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_FSSETXATTR && !tty_forbidden(cmd, arg))
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP && !inode_flags_ioctl(cmd) &&
+	    !tty_forbidden(cmd, arg))
 		return 0;
 	if (!membership(&m))
 		return 0;
@@ -1177,7 +1326,7 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 		return judge_setown(&m, owner, cmd);
 	}
 	/* chattr: inode flags (immutable, append-only...) change the file. */
-	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR)
+	if (inode_flags_ioctl(cmd))
 		return judge_write(&m, BPF_CORE_READ(file, f_path.dentry),
 				   BPF_CORE_READ(file, f_path.mnt), SH_OP_SETFLAGS);
 	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
@@ -1334,11 +1483,40 @@ int BPF_PROG(sh_file_receive, struct file *file, int ret)
  * could change it through that name anyway), refused when none may or none
  * is found (fail closed).
  */
+/* One entry of a super block's mount list (judge_dentry_change): a mount
+ * in the task's namespace becomes a candidate. Raw offsets, as walk_step. */
+struct mount_scan {
+	void *head;
+	void *pos;
+	void *ns;
+	__u16 off_instance;     /* struct mount: mnt_instance */
+	__u16 off_mnt_ns;       /* struct mount: mnt_ns */
+};
+
+static long mount_scan_step(__u32 i, void *data)
+{
+	struct mount_scan *c = data;
+	struct scratch *s = get_scratch();
+	void *mnt;
+
+	if (!s || !c->pos || c->pos == c->head)
+		return 1;
+	mnt = c->pos - c->off_instance;
+	if (read_ptr(mnt, c->off_mnt_ns) == c->ns) {
+		s->cands[s->ncands & (SH_SB_MOUNTS_MAX - 1)] = (__u64)mnt;
+		if (++s->ncands >= SH_SB_MOUNTS_MAX)
+			return 1;
+	}
+	c->pos = read_ptr(c->pos, 0); /* list_head.next */
+	return 0;
+}
+
 static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
 {
 	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
-	__u32 act, knob, reason = SH_WHY_UNRESOLVED;
-	struct list_head *head, *pos;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
+	struct mount_scan scan = {};
 	struct scratch *s;
 	long len = -ESTALE;
 
@@ -1346,20 +1524,35 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
 	knob = forbidden_fs(dentry, m->origin);
+	if (daemon_file(dentry, true, false)) {
+		knob = SH_HOOK_FILE;
+		reason = SH_WHY_PROTECTED;
+	} else if (knob) {
+		reason = SH_WHY_FORBIDDEN;
+	}
 	if (!knob && !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
-	pos = BPF_CORE_READ(sb, s_mounts.next);
-	for (int i = 0; i < SH_SB_MOUNTS_MAX && pos && pos != head; i++) {
-		void *mnt = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
-		long l = walk_path(s, dentry, mnt + bpf_core_field_offset(struct mount, mnt));
+	/* The mounts of this file system in the task's namespace (others',
+	 * private /tmp and the like, are skipped, not counted). */
+	scan.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	scan.pos = BPF_CORE_READ(sb, s_mounts.next);
+	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
+	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
+	s->ncands = 0;
+	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
+	nc = s->ncands;
+	for (int i = 0; i < SH_SB_MOUNTS_MAX; i++) {
+		long l;
 
-		pos = BPF_CORE_READ(pos, next);
+		if ((__u32)i >= nc)
+			break;
+		l = walk_path(s, dentry, (void *)s->cands[i] + bpf_core_field_offset(struct mount, mnt));
 		if (l <= 0)
-			continue; /* another namespace's mount, or not under it */
+			continue; /* not under this mount */
 		len = l;
 		if (knob)
 			break;
@@ -1369,9 +1562,7 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 			return 0;
 		reason = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
 	}
-	if (knob)
-		return report(m, s, knob, op, SH_WHY_FORBIDDEN, len, SH_EVF_WRITE, 0, 0);
-	return report(m, s, SH_HOOK_FILE, op, reason, len, SH_EVF_WRITE, 0, 0);
+	return report(m, s, knob ? knob : SH_HOOK_FILE, op, reason, len, SH_EVF_WRITE, 0, 0);
 }
 
 /* The first argument is a struct user_namespace * on 6.1, a struct
@@ -1538,6 +1729,28 @@ int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int
 		return (m.flags & SH_PF_AUDIT) ? 0 : -EPERM;
 	return report(&m, 0, SH_HOOK_CAPABILITY, SH_OP_CAPABLE,
 		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, 0, 0, (__u32)cap, 0);
+}
+
+/*
+ * Mapping the lowest pages (below vm.mmap_min_addr) turns kernel NULL
+ * dereferences into exploits; the kernel asks for CAP_SYS_RAWIO through
+ * cap_capable directly, which the capable hook does not see. Outsiders
+ * pay one compare: almost no mapping is that low.
+ */
+SEC("lsm/mmap_addr")
+int BPF_PROG(sh_mmap_addr, unsigned long addr, int ret)
+{
+	struct member m = {};
+
+	if (ret)
+		return ret;
+	if (addr >= (mmap_min_addr ? mmap_min_addr : 65536))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
+	return report(&m, 0, SH_HOOK_CAPABILITY, SH_OP_CAPABLE,
+		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, 0, 0, 17 /* SYS_RAWIO */, 0);
 }
 
 /* ---- a tree cannot take the wall down ----------------------------------- */

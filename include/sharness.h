@@ -31,6 +31,7 @@ enum sh_rule_key_kind {
 	SH_KEY_EXEC    = 1,
 	SH_KEY_FILE    = 2,
 	SH_KEY_CONNECT = 3,
+	SH_KEY_DEVICE  = 4, /* device nodes a tree may open beyond the default set */
 };
 
 /* Rule values: what the longest matching rule says. */
@@ -117,6 +118,26 @@ struct sh_task {
 	__u64 origin;
 	__u64 gen;
 	__u64 cgroup;
+};
+
+/*
+ * The daemon's own files, by inode (map `protected_inodes`): its policy
+ * directory, audit log, control socket, tags state and lock. Whatever its
+ * policy, a tree may not change them (nor, for the audit log, read the
+ * other trees' records in it). A directory's mark covers the files
+ * directly in it.
+ */
+#define SH_MAX_PROTECTED 128
+enum sh_protect {
+	SH_PROT_WRITE = 1u << 0, /* no change to it (or, a directory, to what it holds) */
+	SH_PROT_READ  = 1u << 1, /* not opened for reading either */
+	SH_PROT_NAME  = 1u << 2, /* not renamed, replaced or removed (their ancestors) */
+};
+
+struct sh_inode_key {
+	__u64 ino;
+	__u32 dev;   /* the kernel's dev_t: major << 20 | minor */
+	__u32 pad;
 };
 
 /* Hooks, as reported in events and counters. */
@@ -206,7 +227,7 @@ enum sh_reason {
 	SH_WHY_FORBIDDEN  = 7, /* an operation no tree may perform */
 	SH_WHY_DELETED    = 8, /* executing a deleted or in-memory file */
 	SH_WHY_PROTECTED  = 9, /* the target is sharnessd itself (or its socket) */
-	SH_WHY_DEVICE     = 10, /* a block device: raw bytes under every file rule */
+	SH_WHY_DEVICE     = 10, /* a device no rule allows: raw disks, input, ... */
 };
 
 /* Event flags. */

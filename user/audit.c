@@ -32,7 +32,7 @@ int sh_audit_open(struct sh_audit *a, const char *path)
 
 int sh_audit_reopen(struct sh_audit *a)
 {
-	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 
 	if (fd < 0)
 		return -errno;
@@ -151,7 +151,7 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_FORBIDDEN: return "forbidden in a tree";
 	case SH_WHY_DELETED: return "deleted or in-memory file";
 	case SH_WHY_PROTECTED: return "sharnessd is protected";
-	case SH_WHY_DEVICE: return "block device";
+	case SH_WHY_DEVICE: return "device not allowed";
 	default: return "unknown";
 	}
 }

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -620,10 +622,71 @@ void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid)
 	e->skel->bss->daemon_tgid = tgid;
 }
 
+void sh_enforcer_set_mmap_min(struct sh_enforcer *e, uint64_t addr)
+{
+	e->skel->bss->mmap_min_addr = addr;
+}
+
 void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev)
 {
 	e->skel->bss->ctl_dev = kdev;
 	__atomic_store_n(&e->skel->bss->ctl_ino, ino, __ATOMIC_SEQ_CST);
+}
+
+int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *own, size_t n,
+			    const char **failed)
+{
+	int fd = bpf_map__fd(e->skel->maps.protected_inodes);
+	struct sh_inode_key keys[SH_MAX_PROTECTED], k, next;
+	size_t nk = 0;
+	void *prev = NULL;
+	int err;
+
+	*failed = NULL;
+	if (n > SH_MAX_PROTECTED)
+		return -E2BIG;
+	/* Add (or widen) every mark first, so that nothing is unprotected
+	 * in between; then drop the marks of files no longer ours. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t flags = own[i].flags, *have = NULL, old;
+
+		uint64_t ino;
+		uint32_t dev;
+
+		err = sh_kernel_ino(own[i].path, &ino, &dev);
+		if (err) {
+			*failed = own[i].path;
+			return err;
+		}
+		memset(&k, 0, sizeof(k));
+		k.ino = ino;
+		k.dev = dev;
+		for (size_t j = 0; j < nk; j++)
+			if (keys[j].ino == k.ino && keys[j].dev == k.dev)
+				have = &flags;
+		if (have && bpf_map_lookup_elem(fd, &k, &old) == 0)
+			flags |= old;   /* the same inode named twice: both marks */
+		if (bpf_map_update_elem(fd, &k, &flags, BPF_ANY)) {
+			*failed = own[i].path;
+			return -errno;
+		}
+		if (!have)
+			keys[nk++] = k;
+	}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		bool keep = false;
+
+		for (size_t j = 0; j < nk && !keep; j++)
+			keep = keys[j].ino == next.ino && keys[j].dev == next.dev;
+		if (!keep && bpf_map_delete_elem(fd, &next) == 0) {
+			prev = NULL;   /* the walk restarts after a deletion */
+			continue;
+		}
+		k = next;
+		prev = &k;
+	}
+	__atomic_store_n(&e->skel->bss->nprotected, (uint32_t)nk, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)
@@ -838,6 +901,7 @@ static void rule_target(enum sh_rule_kind k, unsigned *kind, uint32_t *act)
 	case SH_CONNECT_ALLOW: *kind = SH_KEY_CONNECT; *act = SH_ACT_ALLOW; break;
 	case SH_CONNECT_DENY:  *kind = SH_KEY_CONNECT; *act = SH_ACT_DENY;  break;
 	case SH_EXEC_LIB:      *kind = SH_KEY_EXEC;    *act = SH_ACT_LIB;   break;
+	case SH_FILE_DEVICE:   *kind = SH_KEY_DEVICE;  *act = SH_ACT_ALLOW; break;
 	}
 }
 

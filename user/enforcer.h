@@ -60,8 +60,19 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 bool sh_enforcer_adopted(struct sh_enforcer *e);
 /* The daemon's own process: no tree may signal or trace it. */
 void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid);
+/* vm.mmap_min_addr: no tree maps below it. */
+void sh_enforcer_set_mmap_min(struct sh_enforcer *e, uint64_t addr);
 /* The control socket's file (inode number, kernel dev_t): no tree connects to it. */
 void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev);
+/* The daemon's own files and directories, marked by inode so that no tree
+ * changes (or reads) them: the set replaces the previous one. On failure
+ * *failed names the path that could not be marked. */
+struct sh_protected {
+	const char *path;
+	uint32_t flags;    /* SH_PROT_* */
+};
+int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *own, size_t n,
+			    const char **failed);
 /* The tagged cgroup whose tree the task behind pidfd belongs to, as the
  * programs last saw it (0: none, or not seen). */
 int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin);

@@ -99,6 +99,7 @@ const char *sh_rule_kind_name(enum sh_rule_kind k)
 	case SH_CONNECT_ALLOW: return "connect allow";
 	case SH_CONNECT_DENY: return "connect deny";
 	case SH_EXEC_LIB: return "exec lib";
+	case SH_FILE_DEVICE: return "file device";
 	}
 	return "unknown";
 }
@@ -602,6 +603,8 @@ static int kind_group(enum sh_rule_kind k)
 	case SH_CONNECT_ALLOW:
 	case SH_CONNECT_DENY:
 		return 2;
+	case SH_FILE_DEVICE:
+		return 3;   /* a trie of its own: never in conflict with write or deny */
 	}
 	return -1;
 }
@@ -804,6 +807,8 @@ static int policy_handler(void *user, const char *section, const char *name, con
 			k = K_RULE, kind = SH_FILE_WRITE;
 		else if (!strcmp(key, "deny"))
 			k = K_RULE, kind = SH_FILE_DENY;
+		else if (!strcmp(key, "device"))
+			k = K_RULE, kind = SH_FILE_DEVICE;
 		break;
 	case SEC_CONNECT:
 		if (!strcmp(key, "allow"))

@@ -7,7 +7,7 @@
  *              mode = enforce | audit          (default enforce, once)
  *              cgroup = <absolute path>        (optional, repeatable)
  *   [exec]     allow = <path>    deny = <path>
- *   [file]     write = <path>    deny = <path>
+ *   [file]     write = <path>    deny = <path>    device = <path>
  *   [connect]  allow = <path>    deny = <path>   abstract = allow | deny
  *   [signal]   scope = tree | any
  *   [limits]   pids-max = 1..4194304
@@ -44,6 +44,7 @@ enum sh_rule_kind {
 	SH_CONNECT_ALLOW,
 	SH_CONNECT_DENY,
 	SH_EXEC_LIB,      /* may be mapped executable (a library), not executed */
+	SH_FILE_DEVICE,   /* a device node the tree may open (beyond the default set) */
 };
 
 struct sh_rule {

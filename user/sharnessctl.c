@@ -16,6 +16,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -251,6 +252,17 @@ static void child(const struct run_opts *o, const char *cg, char **cmd)
 	char procs[512];
 	int err;
 
+	/*
+	 * SysV shared memory, semaphores and message queues, and POSIX message
+	 * queues, of its own: root in the tree would otherwise attach the
+	 * host's segments (uid 0 owns them). Done before joining the tree,
+	 * which may not create namespaces.
+	 */
+	if (unshare(CLONE_NEWIPC) < 0) {
+		fprintf(stderr, "sharnessctl: cannot give the run an IPC namespace: %s\n",
+			strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	err = sh_write_file(procs, "0");
 	if (err) {

@@ -270,6 +270,8 @@ static void log_errors(const struct sh_errors *errs, int fd)
 
 /* Re-read the policy directory and swap it in; on any error the old set
  * stays in force. fd: a control connection to report to, or -1. */
+static int protect_own_files(struct daemon *d);
+
 static int reload(struct daemon *d, int fd)
 {
 	struct sh_policy_set set = {};
@@ -295,6 +297,7 @@ static int reload(struct daemon *d, int fd)
 		sh_log("reload of %s failed; the previous policy stays in force", d->policy_dir);
 	} else {
 		d->reloads++;
+		protect_own_files(d);   /* the new set's files; logged if it fails */
 		if (fd >= 0)
 			sh_ctl_reply(fd, 'O', "reloaded %zu policies from %s\n",
 				     sh_enforcer_policies(d->enf)->n, d->policy_dir);
@@ -610,6 +613,75 @@ static bool peer_in_tree(struct daemon *d, pid_t pid)
 	}
 }
 
+/*
+ * The daemon's own files, marked by inode so that no tree changes them
+ * whatever its policy (hard links and other mounts of them included): the
+ * policy directory and every policy file in it, the audit log's directory
+ * and the log (which no tree reads either: other trees' records), the
+ * control socket's directory (socket, SOCKET.tags, SOCKET.lock), and,
+ * against renaming them away, every directory above those. Called again
+ * after a reload and after the log is reopened: the set is replaced.
+ */
+#define PROTECT_MAX (SH_MAX_PROTECTED)
+
+static int protect_add(struct sh_protected *own, char (*paths)[PATH_MAX], size_t *n,
+		       const char *path, uint32_t flags)
+{
+	if (*n >= PROTECT_MAX)
+		return -E2BIG;
+	snprintf(paths[*n], PATH_MAX, "%s", path);
+	own[*n].path = paths[*n];
+	own[*n].flags = flags;
+	(*n)++;
+	return 0;
+}
+
+/* DIR itself (flags) and every directory above it (renaming refused). */
+static int protect_dir(struct sh_protected *own, char (*paths)[PATH_MAX], size_t *n,
+		       const char *dir, uint32_t flags)
+{
+	char up[PATH_MAX], *slash;
+	int err = protect_add(own, paths, n, dir, flags);
+
+	snprintf(up, sizeof(up), "%s", dir);
+	while (!err && (slash = strrchr(up, '/')) && slash != up) {
+		*slash = 0;
+		err = protect_add(own, paths, n, up, SH_PROT_NAME);
+	}
+	return err;
+}
+
+static int protect_own_files(struct daemon *d)
+{
+	static struct sh_protected own[PROTECT_MAX];
+	static char paths[PROTECT_MAX][PATH_MAX];
+	const struct sh_policy_set *set = sh_enforcer_policies(d->enf);
+	char dir[PATH_MAX], *slash;
+	const char *failed = NULL;
+	size_t n = 0;
+	int err;
+
+	err = protect_dir(own, paths, &n, d->policy_dir, SH_PROT_WRITE | SH_PROT_NAME);
+	for (size_t i = 0; !err && i < set->n; i++)
+		err = protect_add(own, paths, &n, set->pols[i].file, SH_PROT_WRITE | SH_PROT_NAME);
+	for (int k = 0; !err && k < 2; k++) {
+		snprintf(dir, sizeof(dir), "%s", k ? d->audit_path : d->socket_path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir)
+			*slash = 0;
+		err = protect_dir(own, paths, &n, dir, SH_PROT_WRITE | SH_PROT_NAME);
+	}
+	if (!err)
+		err = protect_add(own, paths, &n, d->audit_path,
+				  SH_PROT_WRITE | SH_PROT_READ | SH_PROT_NAME);
+	if (!err)
+		err = sh_enforcer_protect_set(d->enf, own, n, &failed);
+	if (err)
+		sh_log("cannot protect %s from the trees: %s", failed ? failed : "the daemon's files",
+		       strerror(-err));
+	return err;
+}
+
 /* One connection, one request. Bad input gets an error; the daemon goes on. */
 static void serve(struct daemon *d, int lfd)
 {
@@ -851,6 +923,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	sh_enforcer_set_daemon(d.enf, getpid());
+	{
+		char v[32];
+		unsigned long long min = 0;
+
+		if (sh_read_file("/proc/sys/vm/mmap_min_addr", v, sizeof(v)) > 0)
+			min = strtoull(v, NULL, 10);
+		sh_enforcer_set_mmap_min(d.enf, min);
+	}
 	err = sh_enforcer_apply(d.enf, &set, &errs);
 	if (err) {
 		log_errors(&errs, -1);
@@ -864,16 +944,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct stat st;
+		uint64_t ino;
+		uint32_t kdev;
 
-		if (stat(d.socket_path, &st) < 0) {
-			sh_log("cannot stat %s: %s", d.socket_path, strerror(errno));
+		err = sh_kernel_ino(d.socket_path, &ino, &kdev);
+		if (err) {
+			sh_log("cannot find %s's inode: %s", d.socket_path, strerror(-err));
 			goto out;
 		}
-		/* The kernel's dev_t encoding: major in the high 12 bits. */
-		sh_enforcer_set_control_socket(d.enf, st.st_ino,
-					       (major(st.st_dev) << 20) | minor(st.st_dev));
+		sh_enforcer_set_control_socket(d.enf, ino, kdev);
 	}
+	if (protect_own_files(&d))
+		goto out;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
@@ -944,6 +1026,8 @@ int main(int argc, char **argv)
 
 						if (e)
 							sh_log("cannot reopen %s: %s", d.audit_path, strerror(-e));
+						else
+							protect_own_files(&d);
 						sd_notify(0, "RELOADING=1");
 						reload(&d, -1);
 						sd_notify(0, "READY=1");

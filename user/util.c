@@ -182,3 +182,35 @@ void sh_fmt_time(char *out, size_t n, uint64_t ns)
 	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(out, n, "%s.%06uZ", base, (unsigned)((ns % 1000000000ull) / 1000));
 }
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+
+int sh_kernel_ino(const char *path, uint64_t *ino, uint32_t *kdev)
+{
+	struct statx stx;
+	char line[8192];
+	unsigned maj, min;
+	int id, err = -ENOENT;
+	FILE *f;
+
+	if (statx(AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -ENOTSUP;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%d %*d %u:%u", &id, &maj, &min) == 3 &&
+		    (uint64_t)id == stx.stx_mnt_id) {
+			*ino = stx.stx_ino;
+			*kdev = (maj << 20) | min;
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}

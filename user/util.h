@@ -32,6 +32,11 @@ int sh_cgroup_id(const char *path, uint64_t *id);
 int sh_cgroup_id_level(const char *path, uint64_t *id, int *level);
 /* mkdir -p, mode for each created component. */
 int sh_mkdir_p(const char *path, mode_t mode);
+/* The inode number of path and the device number the kernel keeps for its
+ * file system (super_block.s_dev, as major << 20 | minor: what the BPF
+ * programs read). stat's st_dev is not always that (btrfs subvolumes), so
+ * it is read from /proc/self/mountinfo for the mount statx names. */
+int sh_kernel_ino(const char *path, uint64_t *ino, uint32_t *kdev);
 /* RFC 3339 UTC time with microseconds of a CLOCK_REALTIME instant. */
 void sh_fmt_time(char *out, size_t n, uint64_t realtime_ns);
 uint64_t sh_now_ns(int clock);

@@ -233,6 +233,7 @@ static void test_kind_names(void **state)
 	assert_string_equal(sh_rule_kind_name(SH_FILE_DENY), "file deny");
 	assert_string_equal(sh_rule_kind_name(SH_CONNECT_ALLOW), "connect allow");
 	assert_string_equal(sh_rule_kind_name(SH_CONNECT_DENY), "connect deny");
+	assert_string_equal(sh_rule_kind_name(SH_FILE_DEVICE), "file device");
 	assert_string_equal(sh_rule_kind_name((enum sh_rule_kind)99), "unknown");
 	assert_false(sh_policy_has_kind(NULL, SH_EXEC_ALLOW));
 }

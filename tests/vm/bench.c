@@ -10,7 +10,10 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,6 +68,42 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	printf("open+mmap-exec %.0f\n", (now() - t) / n);
+
+	/* Hooks that every process on the host runs through too: timestamps
+	 * (inode_setattr), its own limits and priority (task_setrlimit,
+	 * task_setnice, task_setscheduler), and a capability a tree is
+	 * refused (capable: CAP_SYS_ADMIN for sethostname). */
+	t = now();
+	for (long i = 0; i < n; i++)
+		utimensat(AT_FDCWD, path, NULL, 0);
+	printf("utimens %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n; i++) {
+		struct rlimit r;
+
+		getrlimit(RLIMIT_NOFILE, &r);
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+	printf("setrlimit-self %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n; i++) {
+		cpu_set_t set;
+
+		sched_getaffinity(0, sizeof(set), &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	printf("setaffinity-self %.0f\n", (now() - t) / n);
+
+	t = now();
+	for (long i = 0; i < n; i++) {
+		char h[256];
+
+		gethostname(h, sizeof(h));
+		sethostname(h, strlen(h));
+	}
+	printf("sethostname %.0f\n", (now() - t) / n);
 
 	t = now();
 	for (long i = 0; i < n / 10 + 1; i++) {

@@ -73,6 +73,8 @@
 #include <linux/bpf.h>
 #include <linux/sched.h>
 
+#include "verdict.h"
+
 #ifndef FSCONFIG_CMD_CREATE
 #define FSCONFIG_CMD_CREATE 6
 #endif
@@ -84,26 +86,6 @@
 #endif
 
 extern char **environ;
-
-/* The errno's symbol (glibc names every errno value it knows). */
-static const char *errname(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "EOTHER";
-}
-
-static int report(long r, const char *what)
-{
-	if (r < 0) {
-		int e = errno;
-
-		printf("err %s\n(%s: errno %d: %s)\n", errname(e), what, e, strerror(e));
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
-}
 
 static int bpf_map_create(void)
 {

@@ -12,8 +12,8 @@ T=$(basename "$0" .sh)
 SH_TMP=/tmp/sharness-test/$T
 rm -rf "$SH_TMP"
 mkdir -p "$SH_TMP/policies"
-SOCK=$SH_TMP/ctl.sock
-AUDIT=$SH_TMP/audit.jsonl
+SOCK=$SH_TMP/run/ctl.sock        # its directory is the daemon's own
+AUDIT=$SH_TMP/log/audit.jsonl   # its directory is the daemon's own
 CTL="$SH_BUILD/sharnessctl --socket $SOCK"
 TRY=$SH_BUILD/tests/vm/try
 DAEMON_PID=
@@ -46,20 +46,26 @@ check_match() {
 	if [[ "$2" =~ $3 ]]; then pass "$1"; else fail "$1" "got '$2', want /$3/"; fi
 }
 
-# try_in_tree POLICY OP ARGS...: the try helper inside a fresh tagged tree.
-# Sets OUT (try's verdict line) and RC (sharnessctl run's exit status).
-try_in_tree() {
+# run_in_tree POLICY PROGRAM ARGS...: PROGRAM inside a fresh tagged tree.
+# Sets OUT (its first line: a helper's verdict) and RC (sharnessctl run's
+# exit status); the whole output is in $SH_TMP/last.out.
+run_in_tree() {
 	local pol=$1; shift
-	$CTL run --policy "$pol" -- "$TRY" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+	$CTL run --policy "$pol" -- "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
 	OUT=$(head -n 1 "$SH_TMP/last.out")
 }
 
-try_outside() {
-	"$TRY" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+# run_outside PROGRAM ARGS...: the same, outside every tree.
+run_outside() {
+	"$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
 	OUT=$(head -n 1 "$SH_TMP/last.out")
 }
+
+# try_in_tree POLICY OP ARGS... / try_outside OP ARGS...: the try helper.
+try_in_tree() { local pol=$1; shift; run_in_tree "$pol" "$TRY" "$@"; }
+try_outside() { run_outside "$TRY" "$@"; }
 
 PIN=/sys/fs/bpf/sharness-test-$T
 CTL="$CTL --pin-dir $PIN"

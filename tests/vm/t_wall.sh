@@ -71,18 +71,10 @@ cleanup_wall() {
 }
 trap cleanup_wall EXIT
 
-# in POLICY ARGS...: the wall helper in a fresh tree; OUT is its first line.
-inw() {
-	local pol=$1; shift
-	$CTL run --policy "$pol" -- "$WALL" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
-	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
-}
-outw() {
-	"$WALL" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
-	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
-}
+# inw POLICY OP ARGS... / outw OP ARGS...: the wall helper in a fresh tree
+# or outside every tree; OUT is its verdict line.
+inw() { local pol=$1; shift; run_in_tree "$pol" "$WALL" "$@"; }
+outw() { run_outside "$WALL" "$@"; }
 
 # mark: what expect looks at is the log from here on.
 mark() { LOGMARK=$(wc -l <"$AUDIT"); }
@@ -169,10 +161,11 @@ check "control: the real /usr/bin/true runs in the tree" "$?" 0
 # ---- 2. raw block devices, memory devices ----------------------------------
 echo "-- block and memory devices (${SECONDS}s)"
 BLK=
-KMOD=/var/cache/sharness/kernels
-for ko in "$KMOD"/*/lib/modules/"$(uname -r)"/kernel/drivers/block/brd.ko*; do
-	[ -e "$ko" ] && insmod "$ko" rd_nr=1 rd_size=1024 2>/dev/null
+# The guest kernel's modules are in the setup cache, not under /lib/modules.
+for d in /var/cache/sharness/kernels/*; do
+	[ -d "$d/lib/modules/$(uname -r)" ] && KMODDIR=$d
 done
+modprobe -d "${KMODDIR:-/}" brd rd_nr=1 rd_size=16384 2>/dev/null
 wait_until test -b /dev/ram0 && BLK=/dev/ram0
 if [ -z "$BLK" ]; then
 	# No ram disk module: a node for a device that is not there. Outside,
@@ -180,14 +173,28 @@ if [ -z "$BLK" ]; then
 	mknod "$SH_TMP/blk" b 7 200 && BLK=$SH_TMP/blk
 fi
 echo "   block device: $BLK"
+printf '[policy]\nname = twalldev\n[file]\ndevice = %s\n' "$BLK" >"$SH_TMP/policies/twalldev.policy"
+$CTL policy reload >/dev/null
 c0=$(counter deny_file)
 mark
 inw twallopen open-blk "$BLK"
 check "open a block device for reading, no file rules: refused" "$OUT" "err EPERM"
-expect "block device" ".hook == \"file\" and .target == \"$BLK\"" "block device"
-counted file "$c0" 1
+expect "block device" ".hook == \"file\" and .target == \"$BLK\"" "device not allowed"
+# A character device that is not in the default set (the kernel log).
+mark
+r=$($CTL run --policy twallopen -- "$TRY" open /dev/kmsg w 2>/dev/null | head -1)
+check "open /dev/kmsg for writing: refused" "$r" "err EPERM"
+expect "/dev/kmsg" '.hook == "file" and .target == "/dev/kmsg"' "device not allowed"
+counted file "$c0" 2
+check "outside: /dev/kmsg opens" "$("$TRY" open /dev/kmsg w | head -1)" ok
 outw open-blk "$BLK"
 check_match "outside: the same open reaches the driver" "$OUT" '^(ok|err ENXIO)$'
+inw twalldev open-blk "$BLK"
+check_match "a [file] device rule naming it lets the tree open it" "$OUT" '^(ok|err ENXIO)$'
+r=$($CTL run --policy twallopen -- /usr/bin/bash -c \
+	"$TRY open /dev/null w && $TRY open /dev/zero r && $TRY open /dev/urandom r && $TRY open /dev/ptmx rw" \
+	2>/dev/null | tr '\n' ' ')
+check "twin: the default devices open" "$r" "ok ok ok ok "
 c0=$(counter deny_capability)
 mark
 TRY_OUT=$($CTL run --policy twallopen -- "$TRY" open /dev/mem r 2>/dev/null | head -1)
@@ -204,6 +211,30 @@ check "open_by_handle_at of a denied file: refused" "$OUT" "err EPERM"
 expect "handle" ".hook == \"file\" and .target == \"$SH_TMP/secret\"" "deny rule"
 inw twall handle-read "$SH_TMP/public"
 check "twin: open_by_handle_at of an allowed file" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok public "
+
+# A handle whose dentry was evicted: the kernel makes a disconnected dentry
+# for it, whose path ("/") names nothing. Needs a file system that evicts
+# dentries: ext4 on the ram disk.
+EXT=$SH_TMP/ext
+if [ "$BLK" = /dev/ram0 ] && modprobe -d "${KMODDIR:-/}" ext4 2>/dev/null &&
+	mkfs.ext4 -q -F /dev/ram0 && mkdir -p "$EXT" && mount -t ext4 /dev/ram0 "$EXT"; then
+	echo evicted >"$EXT/secret"
+	printf '[policy]\nname = twallext\n[file]\ndeny = %s/secret\n' "$EXT" \
+		>"$SH_TMP/policies/twallext.policy"
+	$CTL policy reload >/dev/null
+	"$WALL" handle-save "$EXT/secret" "$SH_TMP/handle" >/dev/null
+	sync; echo 2 >/proc/sys/vm/drop_caches
+	mark
+	inw twallext handle-load "$EXT" "$SH_TMP/handle"
+	check "open_by_handle_at after eviction (disconnected dentry): refused" "$OUT" "err EPERM"
+	expect "disconnected handle" '.hook == "file" and .path_error == -116' "path unresolved"
+	echo 2 >/proc/sys/vm/drop_caches
+	outw handle-load "$EXT" "$SH_TMP/handle"
+	check "outside: the same handle opens" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok evicted "
+	umount "$EXT"
+else
+	fail "ext4 on a ram disk for the evicted-handle test" "modules not loadable from ${KMODDIR:-/}"
+fi
 
 # O_PATH on a denied file, which is then replaced: the descriptor's file
 # has no name left, and reopening it through /proc/self/fd is refused.
@@ -290,6 +321,14 @@ $CTL run --policy twallopen -- /usr/bin/bash -c \
 check "twin: the same on the tree's own shell" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok ok "
 kill -0 "$VICTIM"
 check "the outsider still runs" "$?" 0
+# The host's SysV segments (root owns them): run gives the tree an IPC
+# namespace of its own, so they are not even there.
+shm=$(ipcmk -M 4096 | awk '{print $NF}')
+inw twallopen shm-attach "$shm"
+check "shmat of the host's segment from a run: not there" "$OUT" "err EINVAL"
+outw shm-attach "$shm"
+check "outside: the segment attaches" "$OUT" ok
+ipcrm -m "$shm"
 
 # ---- 6. file changes that are not writes by name ---------------------------
 echo "-- attributes, ACLs, times, flags (${SECONDS}s)"
@@ -334,6 +373,13 @@ for c in sethostname:CAP_SYS_ADMIN settime:CAP_SYS_TIME reboot:CAP_SYS_BOOT \
 	check "outside: $w works" "$OUT" ok
 	rm -f "$W/null"
 done
+mark
+inw twallopen mmap-low
+check "mmap below vm.mmap_min_addr: refused" "$OUT" "err EPERM"
+expect "mmap-low" '.hook == "capability" and .target == "CAP_SYS_RAWIO"' "forbidden in a tree"
+n=$((n + 1))
+outw mmap-low
+check "outside: root maps the low page" "$OUT" ok
 counted capability "$c0" "$n"
 inw twallcap cap settime
 check "capability = sys_time allows the clock back" "$OUT" ok
@@ -379,6 +425,18 @@ expect "control socket" ".hook == \"connect\" and .target == \"$SOCK\"" "sharnes
 counted connect "$c0" 1
 outw ctl-connect "$SOCK"
 check "outside: the socket accepts" "$OUT" ok
+# A socket bound by a service in a mount namespace of its own (a private
+# /tmp): the same file, another mount object. Judged by the name its binder
+# gave it, as before; not refused for the mount.
+printf '[policy]\nname = twallconn\n[connect]\ndeny = /nonexistent/\n' >"$SH_TMP/policies/twallconn.policy"
+$CTL policy reload >/dev/null
+unshare -m --propagation private "$TRY" listen "$SH_TMP/peer.sock" >"$SH_TMP/peer.out" 2>&1 &
+PEER=$!
+wait_until grep -q ready "$SH_TMP/peer.out"
+r=$($CTL run --policy twallconn -- "$TRY" connect "$SH_TMP/peer.sock" 2>/dev/null | head -1)
+check "connect to a socket bound in another mount namespace (connect rules in force)" "$r" ok
+kill $PEER 2>/dev/null
+
 # Audit mode lets the connect through (and logs it): the daemon refuses.
 $CTL run --policy twallaudit -- $CTL untag /sys/fs/cgroup/sharness >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 r=$?
@@ -386,6 +444,33 @@ check "a tree's request reaching the daemon: refused (exit 4 of the inner sharne
 check_match "  ... and says why" "$(cat "$SH_TMP/last.err")" "inside a tagged tree"
 check_match "the daemon logged the refusal" "$(cat "$SH_TMP/daemon.err")" "refused a control request from pid"
 check "outside: the same client is answered" "$($CTL status >/dev/null 2>&1; echo $?)" 0
+
+# The daemon's own files, under a policy with no file rules at all.
+c0=$(counter deny_file)
+n=0
+for t in "open $SH_TMP/policies/twall.policy w" "open $SH_TMP/policies/new.policy creat" \
+	"open $AUDIT r" "open $AUDIT trunc" "unlink $SOCK" "open $(dirname "$SOCK")/x creat" \
+	"rename $W/f $SOCK"; do
+	mark
+	# shellcheck disable=SC2086 # t holds the operation and its arguments
+	r=$($CTL run --policy twallopen -- "$TRY" $t 2>/dev/null | head -1)
+	check "$t: refused" "$r" "err EPERM"
+	expect "$t" '.hook == "file"' "sharnessd is protected"
+	n=$((n + 1))
+done
+counted file "$c0" "$n"
+# Renaming a directory above them away, to put another in its place.
+for t in "rename $SH_TMP/policies $SH_TMP/p2" "rename $SH_TMP $SH_TMP.x" \
+	"rename $(dirname "$AUDIT") $SH_TMP/l2" "rmdir $(dirname "$SOCK")"; do
+	mark
+	# shellcheck disable=SC2086
+	r=$($CTL run --policy twallopen -- "$TRY" $t 2>/dev/null | head -1)
+	check "$t: refused" "$r" "err EPERM"
+	expect "$t" '.hook == "file"' "sharnessd is protected"
+done
+check "the socket is still there and answers" "$($CTL status >/dev/null 2>&1; echo $?)" 0
+check "twin: the same tree writes elsewhere" \
+	"$($CTL run --policy twallopen -- "$TRY" open "$W/f" w 2>/dev/null | head -1)" ok
 
 check_log_valid
 exit 0

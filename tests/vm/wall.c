@@ -30,10 +30,15 @@
  *                                  execveat(FD, REL): "ok" and the first line
  *   wall handle-read PATH          name_to_handle_at + open_by_handle_at:
  *                                  "ok" and the first line
+ *   wall handle-save PATH FILE     name_to_handle_at(PATH) into FILE
+ *   wall handle-load DIR FILE      open_by_handle_at(DIR's mount, FILE's
+ *                                  handle): "ok" and the first line
  *   wall opath-reopen PATH FIFO    O_PATH on PATH, "ready", wait for a line
  *                                  on FIFO, then open /proc/self/fd/N
  *   wall open-blk PATH             open PATH (a block device) read-only
  *   wall ctl-connect SOCK          connect a SOCK_SEQPACKET socket to SOCK
+ *   wall shm-attach ID             shmat(ID) read-write
+ *   wall mmap-low                  an anonymous mapping at address 4096
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +51,9 @@
 #include <sys/io.h>
 #include <sys/ioctl.h>
 #include <sys/reboot.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -59,28 +66,11 @@
 #include <linux/reboot.h>
 #include <net/if.h>
 
+#include "verdict.h"
+
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
 #endif
-
-static const char *errname(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "EOTHER";
-}
-
-static int report(long r, const char *what)
-{
-	if (r < 0) {
-		int e = errno;
-
-		printf("err %s\n(%s: errno %d: %s)\n", errname(e), what, e, strerror(e));
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
-}
 
 static int first_line(int fd)
 {
@@ -258,6 +248,30 @@ static int handle_read(const char *path)
 	return first_line(open_by_handle_at(mfd, h, O_RDONLY));
 }
 
+static int handle_save(const char *path, const char *out)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	int mount_id, fd;
+
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(AT_FDCWD, path, h, &mount_id, 0) < 0)
+		return report(-1, "name_to_handle_at");
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, h, sizeof(*h) + h->handle_bytes) < 0)
+		return report(-1, "save");
+	return report(close(fd), "close");
+}
+
+static int handle_load(const char *dir, const char *in)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
+	int fd = open(in, O_RDONLY), mfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0 || mfd < 0 || read(fd, h, sizeof(*h) + MAX_HANDLE_SZ) < (ssize_t)sizeof(*h))
+		return report(-1, "load");
+	return first_line(open_by_handle_at(mfd, h, O_RDONLY));
+}
+
 static int opath_reopen(const char *path, const char *fifo)
 {
 	char proc[64], line[16];
@@ -347,10 +361,20 @@ int main(int argc, char **argv)
 		return at(atoi(argv[2]), argv[3], argv[4]);
 	if (!strcmp(op, "handle-read") && argc == 3)
 		return handle_read(argv[2]);
+	if (!strcmp(op, "handle-save") && argc == 4)
+		return handle_save(argv[2], argv[3]);
+	if (!strcmp(op, "handle-load") && argc == 4)
+		return handle_load(argv[2], argv[3]);
 	if (!strcmp(op, "opath-reopen") && argc == 4)
 		return opath_reopen(argv[2], argv[3]);
 	if (!strcmp(op, "open-blk") && argc == 3)
 		return report(open(argv[2], O_RDONLY), "open");
+	if (!strcmp(op, "shm-attach") && argc == 3)
+		return report(shmat(atoi(argv[2]), NULL, 0) == (void *)-1 ? -1 : 0, "shmat");
+	if (!strcmp(op, "mmap-low") && argc == 2)
+		return report(mmap((void *)4096, 4096, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ? -1 : 0,
+			      "mmap");
 	if (!strcmp(op, "ctl-connect") && argc == 3)
 		return ctl_connect(argv[2]);
 	fprintf(stderr, "wall: bad usage\n");
