@@ -53,6 +53,7 @@
 #define SMACK_MAGIC 0x43415d53
 #define FUSE_CTL_SUPER_MAGIC 0x65735543
 #define NFSD_MAGIC 0x6e667364
+#define MQUEUE_MAGIC 0x19800202
 #define RPC_PIPEFS_MAGIC 0x67596969
 
 #define S_IFMT 00170000
@@ -112,6 +113,7 @@ volatile __u64 ctl_ino;      /* sharnessd's control socket: no tree connects to 
 volatile __u32 ctl_dev;      /*   (inode number and kernel dev_t of its file) */
 volatile __u32 nprotected;   /* entries in protected_inodes; 0 skips the lookups */
 volatile __u64 mmap_min_addr; /* vm.mmap_min_addr when the daemon started (0: 65536) */
+volatile __u32 host_ipc_ns;  /* the daemon's IPC namespace (inode number): the host's */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -664,6 +666,14 @@ static __always_inline bool default_device(__u32 mode, __u32 rdev)
 	       (major >= 136 && major <= 143);
 }
 
+/* Is the current task in the host's IPC namespace (the daemon's)? */
+static __always_inline bool in_host_ipc_ns(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return host_ipc_ns && BPF_CORE_READ(task, nsproxy, ipc_ns, ns.inum) == host_ipc_ns;
+}
+
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
 static __always_inline bool cg_in_tree(struct cgroup *cg, __u64 origin)
 {
@@ -848,6 +858,9 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, evf, fflags, 0);
+	/* The host's POSIX message queues (mq_open): see ipc_permission. */
+	if (BPF_CORE_READ(dentry, d_sb, s_magic) == MQUEUE_MAGIC && in_host_ipc_ns())
+		return report(m, 0, SH_HOOK_IPC, SH_OP_IPC, SH_WHY_FORBIDDEN, 0, evf, fflags, 0);
 	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
 	 * memfd) hold no file a rule can name; what such a file is used for
 	 * is judged where it is used (exec, mmap, kill, ptrace). */
@@ -1751,6 +1764,44 @@ int BPF_PROG(sh_mmap_addr, unsigned long addr, int ret)
 	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
 	return report(&m, 0, SH_HOOK_CAPABILITY, SH_OP_CAPABLE,
 		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, 0, 0, 17 /* SYS_RAWIO */, 0);
+}
+
+/* ---- shared kernel objects ------------------------------------------------- */
+
+/*
+ * SysV shared memory, semaphores and message queues in the host's IPC
+ * namespace belong to the host: root in a tree owns them as uid 0 and would
+ * attach (write) other processes' memory. `run` gives a tree a namespace of
+ * its own, where it uses them freely; a tagged cgroup left in the host's
+ * namespace does not use them at all.
+ */
+SEC("lsm/ipc_permission")
+int BPF_PROG(sh_ipc_permission, struct kern_ipc_perm *ipcp, short flag, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_IPC, SH_CNT_CHECK));
+	if (m.flags && !in_host_ipc_ns())
+		return 0;
+	return report(&m, 0, SH_HOOK_IPC, SH_OP_IPC, m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
+		      0, 0, (__u32)BPF_CORE_READ(ipcp, id), 0);
+}
+
+/*
+ * Kernel keyrings: root's user keyring (and its session keyring) are shared
+ * by every root process on the host, secrets included. No tree uses keys.
+ */
+SEC("lsm/key_permission")
+int BPF_PROG(sh_key_permission, void *key_ref, const struct cred *cred, unsigned int need,
+	     int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_KEYRING, SH_CNT_CHECK));
+	return report(&m, 0, SH_HOOK_KEYRING, SH_OP_KEY, m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
+		      0, 0, need, 0);
 }
 
 /* ---- a tree cannot take the wall down ----------------------------------- */

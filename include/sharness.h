@@ -157,7 +157,9 @@ enum sh_hook {
 	SH_HOOK_TTY     = 13, /* terminal input injection, hangup, console ioctls */
 	SH_HOOK_TASK    = 14, /* limits, scheduling, memory of other processes */
 	SH_HOOK_CAPABILITY = 15, /* capabilities that change the whole host */
-	SH_HOOK_MAX     = 16,
+	SH_HOOK_IPC     = 16, /* the host's SysV IPC objects and POSIX message queues */
+	SH_HOOK_KEYRING = 17, /* kernel keyrings (root's user keyring is the host's) */
+	SH_HOOK_MAX     = 18,
 };
 
 /* The operation a hook refused (event `op`). */
@@ -207,6 +209,8 @@ enum sh_op {
 	SH_OP_SETIOPRIO,
 	SH_OP_MOVEMEMORY,      /* migrate_pages, move_pages */
 	SH_OP_CAPABLE,
+	SH_OP_IPC,             /* shmat, msgsnd, semop... on a SysV object; mq_open */
+	SH_OP_KEY,             /* any use of a key or keyring */
 	SH_OP_MAX,
 };
 

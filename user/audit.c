@@ -133,7 +133,7 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_IOCTL] = "ioctl", [SH_OP_SETRLIMIT] = "setrlimit",
 		[SH_OP_SETSCHEDULER] = "setscheduler", [SH_OP_SETNICE] = "setnice",
 		[SH_OP_SETIOPRIO] = "setioprio", [SH_OP_MOVEMEMORY] = "movememory",
-		[SH_OP_CAPABLE] = "capable",
+		[SH_OP_CAPABLE] = "capable", [SH_OP_IPC] = "ipc", [SH_OP_KEY] = "key",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
@@ -198,6 +198,11 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 		char t[16];
 
 		snprintf(t, sizeof(t), "%u", ev->target_pid);
+		put_str(b, "target", t);
+	} else if (ev->hook == SH_HOOK_IPC && ev->op != SH_OP_OPEN && !ev->path_len) {
+		char t[24];
+
+		snprintf(t, sizeof(t), "ipc %u", ev->op_flags);   /* the SysV object's id */
 		put_str(b, "target", t);
 	} else if (ev->hook == SH_HOOK_CAPABILITY) {
 		char t[24];

@@ -56,6 +56,8 @@ const char *sh_hook_name(unsigned hook)
 	case SH_HOOK_TTY: return "tty";
 	case SH_HOOK_TASK: return "task";
 	case SH_HOOK_CAPABILITY: return "capability";
+	case SH_HOOK_IPC: return "ipc";
+	case SH_HOOK_KEYRING: return "keyring";
 	default: return "unknown";
 	}
 }
@@ -625,6 +627,11 @@ void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid)
 void sh_enforcer_set_mmap_min(struct sh_enforcer *e, uint64_t addr)
 {
 	e->skel->bss->mmap_min_addr = addr;
+}
+
+void sh_enforcer_set_host_ipc_ns(struct sh_enforcer *e, uint32_t inum)
+{
+	e->skel->bss->host_ipc_ns = inum;
 }
 
 void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev)

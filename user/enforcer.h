@@ -62,6 +62,9 @@ bool sh_enforcer_adopted(struct sh_enforcer *e);
 void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid);
 /* vm.mmap_min_addr: no tree maps below it. */
 void sh_enforcer_set_mmap_min(struct sh_enforcer *e, uint64_t addr);
+/* The host's IPC namespace (the daemon's, by inode number): trees left in
+ * it do not use SysV IPC or POSIX message queues. */
+void sh_enforcer_set_host_ipc_ns(struct sh_enforcer *e, uint32_t inum);
 /* The control socket's file (inode number, kernel dev_t): no tree connects to it. */
 void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev);
 /* The daemon's own files and directories, marked by inode so that no tree

@@ -926,10 +926,17 @@ int main(int argc, char **argv)
 	{
 		char v[32];
 		unsigned long long min = 0;
+		struct stat st;
 
 		if (sh_read_file("/proc/sys/vm/mmap_min_addr", v, sizeof(v)) > 0)
 			min = strtoull(v, NULL, 10);
 		sh_enforcer_set_mmap_min(d.enf, min);
+		if (stat("/proc/self/ns/ipc", &st) < 0) {
+			sh_log("cannot find the host's IPC namespace (/proc/self/ns/ipc: %s): "
+			       "mount procfs; not starting", strerror(errno));
+			goto out;
+		}
+		sh_enforcer_set_host_ipc_ns(d.enf, (uint32_t)st.st_ino);
 	}
 	err = sh_enforcer_apply(d.enf, &set, &errs);
 	if (err) {

@@ -328,7 +328,39 @@ inw twallopen shm-attach "$shm"
 check "shmat of the host's segment from a run: not there" "$OUT" "err EINVAL"
 outw shm-attach "$shm"
 check "outside: the segment attaches" "$OUT" ok
+inw twallopen shm-own
+check "twin: a run's own segment attaches" "$OUT" ok
+# A tagged cgroup left in the host's IPC namespace uses none of its objects.
+CGT=/sys/fs/cgroup/t_wall_tagged
+mkdir -p "$CGT" && $CTL tag "$CGT" twallopen >/dev/null
+in_cgt() { /usr/bin/bash -c "echo \$\$ >$CGT/cgroup.procs && exec $WALL $*" 2>/dev/null | head -1; }
+mark
+# (do_shmat answers every permission refusal with EACCES; the record and
+# the counter say it was this hook's.)
+c0=$(counter deny_ipc)
+check "shmat of the host's segment from a tagged cgroup: refused" "$(in_cgt shm-attach "$shm")" "err EACCES"
+expect "shmat (host IPC namespace)" '.hook == "ipc" and .op == "ipc"' "forbidden in a tree"
+mark
+check "mq_open from a tagged cgroup: refused" "$(in_cgt mq-open /sharness-wall)" "err EPERM"
+expect "mq_open (host IPC namespace)" '.hook == "ipc"' "forbidden in a tree"
+counted ipc "$c0" 2
+outw mq-open /sharness-wall
+check "outside: mq_open works" "$OUT" ok
+rm -f /dev/mqueue/sharness-wall 2>/dev/null
+$CTL untag "$CGT" >/dev/null
+wait_until rmdir "$CGT"
 ipcrm -m "$shm"
+# Root's user keyring is shared with root outside every tree.
+# (the keyring lookup turns the hook's refusal into ENOKEY: the tree does
+# not even learn the keyring is there)
+c0=$(counter deny_keyring)
+mark
+inw twallopen key-user
+check "keyctl on root's user keyring: refused" "$OUT" "err ENOKEY"
+expect "keyring" '.hook == "keyring" and .op == "key"' "forbidden in a tree"
+check_match "kernel counter deny_keyring grew" "$(( $(counter deny_keyring) - c0 ))" '^[1-9][0-9]*$' 
+outw key-user
+check "outside: the user keyring is there" "$OUT" ok
 
 # ---- 6. file changes that are not writes by name ---------------------------
 echo "-- attributes, ACLs, times, flags (${SECONDS}s)"

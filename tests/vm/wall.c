@@ -38,6 +38,9 @@
  *   wall open-blk PATH             open PATH (a block device) read-only
  *   wall ctl-connect SOCK          connect a SOCK_SEQPACKET socket to SOCK
  *   wall shm-attach ID             shmat(ID) read-write
+ *   wall shm-own                   a private segment of its own, attached
+ *   wall mq-open NAME              mq_open(NAME, O_CREAT | O_RDWR)
+ *   wall key-user                  keyctl(KEYCTL_DESCRIBE) of the user keyring
  *   wall mmap-low                  an anonymous mapping at address 4096
  */
 #include <errno.h>
@@ -54,6 +57,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
+#include <mqueue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -371,6 +375,21 @@ int main(int argc, char **argv)
 		return report(open(argv[2], O_RDONLY), "open");
 	if (!strcmp(op, "shm-attach") && argc == 3)
 		return report(shmat(atoi(argv[2]), NULL, 0) == (void *)-1 ? -1 : 0, "shmat");
+	if (!strcmp(op, "shm-own") && argc == 2) {
+		int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+
+		if (id < 0)
+			return report(-1, "shmget");
+		return report(shmat(id, NULL, 0) == (void *)-1 ? -1 : 0, "shmat");
+	}
+	if (!strcmp(op, "mq-open") && argc == 3)
+		return report(mq_open(argv[2], O_CREAT | O_RDWR, 0600, NULL), "mq_open");
+	if (!strcmp(op, "key-user") && argc == 2) {
+		char desc[256];
+
+		return report(syscall(SYS_keyctl, 6 /* KEYCTL_DESCRIBE */, -4 /* KEY_SPEC_USER_KEYRING */,
+				      desc, sizeof(desc)), "keyctl");
+	}
 	if (!strcmp(op, "mmap-low") && argc == 2)
 		return report(mmap((void *)4096, 4096, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ? -1 : 0,
