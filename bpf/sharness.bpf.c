@@ -849,7 +849,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 {
 	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
-	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk;
+	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk, dis;
 	__u32 act, evf = write ? SH_EVF_WRITE : 0, knob = 0, mode;
 	struct scratch *s;
 	long len;
@@ -868,9 +868,8 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 		return 0;
 	/* A block device holds the raw bytes of file systems: through it
 	 * every file rule could be read around or written around. */
-	if (disconnected(dentry, mnt) || daemon_file(dentry, write, false)) {
-		bool dis = disconnected(dentry, mnt);
-
+	dis = disconnected(dentry, mnt);
+	if (dis || daemon_file(dentry, write, false)) {
 		s = get_scratch();
 		if (!s)
 			return -EPERM;
@@ -974,20 +973,19 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 				       struct vfsmount *mnt, __u32 op)
 {
 	struct scratch *s;
-	__u32 act;
+	__u32 act, knob;
+	bool dis;
 	long len;
-
-	__u32 knob;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, SH_HOOK_FILE, op, SH_WHY_NOPOLICY, 0, SH_EVF_WRITE, 0, 0);
 	knob = forbidden_fs(dentry, m->origin);
-	if (knob || disconnected(dentry, mnt) ||
+	dis = !knob && disconnected(dentry, mnt);
+	if (knob || dis ||
 	    daemon_file(dentry, true, op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO ||
 			op == SH_OP_UNLINK || op == SH_OP_RMDIR)) {
-		__u32 why = knob ? SH_WHY_FORBIDDEN :
-			    disconnected(dentry, mnt) ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED;
+		__u32 why = knob ? SH_WHY_FORBIDDEN : dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED;
 
 		s = get_scratch();
 		if (!s)
