@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * JSON for the sharness audit log: a lossless writer and a strict reader
  * of flat one-line objects.
@@ -465,13 +466,114 @@ static char *take(struct sh_buf *b, size_t *len)
 	return s;
 }
 
+/* One value after its key's colon, into vb; is_str says it was a string. */
+static int parse_value(struct jp *p, struct sh_buf *vb, bool *is_str)
+{
+	size_t start = p->i;
+
+	*is_str = false;
+	if (p->i >= p->n)
+		return -EINVAL;
+	if (p->s[p->i] == '"') {
+		*is_str = true;
+		if (parse_string(p, vb))
+			return -EINVAL;
+	} else if (match_lit(p, "true") || match_lit(p, "false") || match_lit(p, "null") ||
+		   parse_number(p) == 0) {
+		sh_buf_write(vb, p->s + start, p->i - start);
+	} else {
+		return -EINVAL;   /* nested or malformed value */
+	}
+	return vb->oom ? -ENOMEM : 0;
+}
+
+/* Append key (kb) and value (vb) to o, moving the buffers' strings. */
+static int add_member(struct sh_jobj *o, size_t *cap, struct sh_buf *kb, struct sh_buf *vb,
+		      bool is_str)
+{
+	size_t klen, vlen;
+	char *key, *val;
+
+	for (size_t i = 0; i < o->n; i++)
+		if (strcmp(o->kv[i].key, kb->p ? kb->p : "") == 0)
+			return -EINVAL;   /* duplicate key */
+	if (o->n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		struct sh_jkv *kv = realloc(o->kv, ncap * sizeof(*kv));
+
+		if (!kv)
+			return -ENOMEM;
+		o->kv = kv;
+		*cap = ncap;
+	}
+	key = take(kb, &klen);
+	val = take(vb, &vlen);
+	if (!key || !val) {
+		free(key);
+		free(val);
+		return -ENOMEM;
+	}
+	o->kv[o->n++] = (struct sh_jkv){ .key = key, .val = val, .is_str = is_str, .len = vlen };
+	return 0;
+}
+
+/* One "key": value member at p. */
+static int parse_member(struct jp *p, struct sh_jobj *o, size_t *cap,
+			struct sh_buf *kb, struct sh_buf *vb)
+{
+	bool is_str;
+	int r;
+
+	skip_ws(p);
+	sh_buf_reset(kb);
+	sh_buf_reset(vb);
+	if (parse_string(p, kb))
+		return -EINVAL;
+	if (kb->oom)
+		return -ENOMEM;
+	if (kb->p && strlen(kb->p) != kb->len)
+		return -EINVAL;   /* NUL in key */
+	skip_ws(p);
+	if (p->i >= p->n || p->s[p->i] != ':')
+		return -EINVAL;
+	p->i++;
+	skip_ws(p);
+	r = parse_value(p, vb, &is_str);
+	return r ? r : add_member(o, cap, kb, vb, is_str);
+}
+
+static int parse_members(struct jp *p, struct sh_jobj *o, struct sh_buf *kb, struct sh_buf *vb)
+{
+	size_t cap = 0;
+	int r;
+
+	skip_ws(p);
+	if (p->i < p->n && p->s[p->i] == '}') {
+		p->i++;
+		return 0;
+	}
+	for (;;) {
+		r = parse_member(p, o, &cap, kb, vb);
+		if (r)
+			return r;
+		skip_ws(p);
+		if (p->i < p->n && p->s[p->i] == ',') {
+			p->i++;
+			continue;
+		}
+		if (p->i < p->n && p->s[p->i] == '}') {
+			p->i++;
+			return 0;
+		}
+		return -EINVAL;
+	}
+}
+
 int sh_json_parse_flat(const char *line, size_t len, struct sh_jobj *out)
 {
 	struct jp p = { (const uint8_t *)line, 0, len };
 	struct sh_jobj o = { 0 };
 	struct sh_buf kb, vb;
-	size_t cap = 0, klen, vlen;
-	char *key = NULL, *val = NULL;
 	int rc = -EINVAL;
 
 	if (!out)
@@ -481,106 +583,22 @@ int sh_json_parse_flat(const char *line, size_t len, struct sh_jobj *out)
 		return -EINVAL;
 	sh_buf_init(&kb);
 	sh_buf_init(&vb);
-
 	skip_ws(&p);
-	if (p.i >= p.n || p.s[p.i] != '{')
-		goto fail;
-	p.i++;
-	skip_ws(&p);
-	if (p.i < p.n && p.s[p.i] == '}') {
+	if (p.i < p.n && p.s[p.i] == '{') {
 		p.i++;
-		goto done;
+		rc = parse_members(&p, &o, &kb, &vb);
+		skip_ws(&p);
+		if (!rc && p.i != p.n)
+			rc = -EINVAL;   /* trailing garbage */
 	}
-	for (;;) {
-		bool is_str = false;
-		size_t start;
-		int r;
-
-		skip_ws(&p);
-		sh_buf_reset(&kb);
-		sh_buf_reset(&vb);
-		r = parse_string(&p, &kb);
-		if (r)
-			goto fail;
-		if (kb.oom) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		klen = kb.len;
-		if (kb.p && strlen(kb.p) != klen)
-			goto fail;   /* NUL in key */
-		skip_ws(&p);
-		if (p.i >= p.n || p.s[p.i] != ':')
-			goto fail;
-		p.i++;
-		skip_ws(&p);
-		if (p.i >= p.n)
-			goto fail;
-		start = p.i;
-		if (p.s[p.i] == '"') {
-			is_str = true;
-			if (parse_string(&p, &vb))
-				goto fail;
-		} else if (match_lit(&p, "true") || match_lit(&p, "false") || match_lit(&p, "null")) {
-			sh_buf_write(&vb, p.s + start, p.i - start);
-		} else if (parse_number(&p) == 0) {
-			sh_buf_write(&vb, p.s + start, p.i - start);
-		} else {
-			goto fail;   /* nested or malformed value */
-		}
-		if (vb.oom) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		for (size_t i = 0; i < o.n; i++)
-			if (strcmp(o.kv[i].key, kb.p ? kb.p : "") == 0)
-				goto fail;   /* duplicate key */
-		if (o.n == cap) {
-			size_t ncap = cap ? 2 * cap : 16;
-			struct sh_jkv *kv = realloc(o.kv, ncap * sizeof(*kv));
-
-			if (!kv) {
-				rc = -ENOMEM;
-				goto fail;
-			}
-			o.kv = kv;
-			cap = ncap;
-		}
-		key = take(&kb, &klen);
-		val = take(&vb, &vlen);
-		if (!key || !val) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		o.kv[o.n++] = (struct sh_jkv){ .key = key, .val = val, .is_str = is_str, .len = vlen };
-		key = val = NULL;
-
-		skip_ws(&p);
-		if (p.i < p.n && p.s[p.i] == ',') {
-			p.i++;
-			continue;
-		}
-		if (p.i < p.n && p.s[p.i] == '}') {
-			p.i++;
-			break;
-		}
-		goto fail;
-	}
-done:
-	skip_ws(&p);
-	if (p.i != p.n)
-		goto fail;   /* trailing garbage */
 	sh_buf_free(&kb);
 	sh_buf_free(&vb);
+	if (rc) {
+		sh_jobj_free(&o);
+		return rc;
+	}
 	*out = o;
 	return 0;
-fail:
-	free(key);
-	free(val);
-	sh_buf_free(&kb);
-	sh_buf_free(&vb);
-	sh_jobj_free(&o);
-	return rc;
 }
 
 const char *sh_jobj_get(const struct sh_jobj *o, const char *key)
