@@ -162,7 +162,12 @@ enum sh_hook {
 	SH_HOOK_MAX     = 18,
 };
 
-/* The operation a hook refused (event `op`). */
+/*
+ * The operation a hook refused (event `op`). The numbers are part of the
+ * record format: a daemon reads records written by the programs of the one
+ * it took over from, so a value is never renumbered or reused (26 is
+ * retired).
+ */
 enum sh_op {
 	SH_OP_EXEC = 1,
 	SH_OP_OPEN,
@@ -189,8 +194,7 @@ enum sh_op {
 	SH_OP_UMOUNT,
 	SH_OP_MOVE_MOUNT,
 	SH_OP_PIVOT_ROOT,
-	SH_OP_REMOUNT,
-	SH_OP_USERNS,
+	SH_OP_USERNS = 27,
 	SH_OP_PTRACE,
 	SH_OP_MODULE_LOAD,
 	SH_OP_MODULE_REQUEST,
@@ -234,12 +238,17 @@ enum sh_reason {
 	SH_WHY_DEVICE     = 10, /* a device no rule allows: raw disks, input, ... */
 };
 
-/* Event flags. */
-#define SH_EVF_PATH_TRUNC  (1u << 0) /* path did not fit in the record */
+/* Event flags (bit 0 is retired). */
 #define SH_EVF_WRITE       (1u << 1) /* the access was a write */
 #define SH_EVF_ABSTRACT    (1u << 2) /* target is an abstract socket name (raw bytes) */
 
-/* Ring-buffer record: one refused (or audited) operation. */
+/*
+ * Ring-buffer record: one refused (or audited) operation. A record holds
+ * the header and then only the path's own bytes and its NUL
+ * (SH_EVENT_HDR_SIZE + path_len + 1, rounded up to 8 by the ring), so a
+ * refusal without a path costs about 100 bytes of ring, not 4 KiB. A reader copies
+ * a record into a whole struct sh_event before using it.
+ */
 struct sh_event {
 	__u64 ktime_ns;
 	__u64 cgroup_id;   /* the task's cgroup */
@@ -255,12 +264,13 @@ struct sh_event {
 	__u32 flags;       /* SH_EVF_* */
 	__u32 op;          /* enum sh_op */
 	__u32 op_flags;    /* hook specific: open flags, signal number... */
-	__u32 target_pid;  /* signal hooks */
+	__u32 target_pid;  /* signal and task hooks */
 	__s32 path_err;    /* error from path resolution, if any */
 	__u32 path_len;    /* bytes of path, without NUL */
 	char comm[SH_COMM_LEN];
 	char path[SH_EVENT_PATH_MAX];
 };
+#define SH_EVENT_HDR_SIZE 100
 
 /* Counters (per-CPU array): SH_CNT_HOOK(hook, what). */
 enum sh_counter_what {
@@ -272,5 +282,29 @@ enum sh_counter_what {
 #define SH_CNT_HOOK(h, w)   ((h) * SH_CNT_WHAT_MAX + (w))
 #define SH_CNT_DROPPED      (SH_HOOK_MAX * SH_CNT_WHAT_MAX) /* ring buffer full */
 #define SH_CNT_MAX          (SH_CNT_DROPPED + 1)
+
+/*
+ * Both sides compile this header: the layouts they exchange through maps
+ * and the ring are asserted here, so a field added on one side only, or
+ * padding one compiler adds, fails the build of both.
+ */
+#define SH_LAYOUT(type, size) _Static_assert(sizeof(type) == (size), #type " layout")
+#define SH_FIELD(type, field, off) \
+	_Static_assert(__builtin_offsetof(type, field) == (off), #type "." #field " offset")
+SH_LAYOUT(struct sh_rule_key, 4 + 4 + SH_PATH_KEY_MAX);
+SH_FIELD(struct sh_rule_key, path, 8);
+SH_LAYOUT(struct sh_policy_conf, 16);
+SH_LAYOUT(struct sh_cgroup_tag, 8);
+SH_LAYOUT(struct sh_task, 24);
+SH_LAYOUT(struct sh_inode_key, 16);
+SH_FIELD(struct sh_event, hook, 40);
+SH_FIELD(struct sh_event, policy, 56);
+SH_FIELD(struct sh_event, flags, 60);
+SH_FIELD(struct sh_event, path_len, 80);
+SH_FIELD(struct sh_event, comm, 84);
+SH_FIELD(struct sh_event, path, SH_EVENT_HDR_SIZE);
+SH_LAYOUT(struct sh_event, 4200);
+#undef SH_LAYOUT
+#undef SH_FIELD
 
 #endif /* SHARNESS_H */

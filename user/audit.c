@@ -124,7 +124,7 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_CHROOT] = "chroot", [SH_OP_CLONE_INTO_CGROUP] = "clone-into-cgroup",
 		[SH_OP_BPF] = "bpf", [SH_OP_MOUNT] = "mount", [SH_OP_UMOUNT] = "umount",
 		[SH_OP_MOVE_MOUNT] = "move-mount", [SH_OP_PIVOT_ROOT] = "pivot-root",
-		[SH_OP_REMOUNT] = "remount", [SH_OP_USERNS] = "userns", [SH_OP_PTRACE] = "ptrace",
+		[SH_OP_USERNS] = "userns", [SH_OP_PTRACE] = "ptrace",
 		[SH_OP_MODULE_LOAD] = "module-load", [SH_OP_MODULE_REQUEST] = "module-request",
 		[SH_OP_MMAP_EXEC] = "mmap-exec", [SH_OP_MPROTECT_EXEC] = "mprotect-exec",
 		[SH_OP_RECEIVE] = "receive", [SH_OP_SETXATTR] = "setxattr",
@@ -244,8 +244,6 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 		put_str(b, "socket", "abstract");
 	if (ev->path_err)
 		sh_json_int_field(b, "path_error", ev->path_err);
-	if (ev->flags & SH_EVF_PATH_TRUNC)
-		sh_json_uint_field(b, "truncated", 1);
 	sh_json_int_field(b, "errno", ev->ret < 0 ? -ev->ret : 0);
 	sh_json_end(b);
 }

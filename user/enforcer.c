@@ -239,13 +239,29 @@ void sh_probe_print(const struct sh_probe *p, FILE *out)
 
 /* ---- enforcer --------------------------------------------------------- */
 
+/*
+ * A ring record is the event header and the path's own bytes with its NUL
+ * (records from an older build of the programs, still in an adopted ring,
+ * are whole structs: the same header, a longer tail). Consumers get a
+ * whole struct sh_event with a terminated path that fits the record.
+ */
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct sh_enforcer *e = ctx;
+	struct sh_event ev;
+	size_t room;
 
-	if (size < sizeof(struct sh_event))
+	if (size <= SH_EVENT_HDR_SIZE) {
+		sh_log("a ring record of %zu bytes is shorter than an event: skipped", size);
 		return 0;
-	return e->fn ? e->fn(e->ctx, data) : 0;
+	}
+	memset(&ev, 0, sizeof(ev));
+	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
+	room = (size < sizeof(ev) ? size : sizeof(ev)) - SH_EVENT_HDR_SIZE - 1;
+	if (ev.path_len > room)
+		ev.path_len = room;
+	ev.path[ev.path_len] = 0;
+	return e->fn ? e->fn(e->ctx, &ev) : 0;
 }
 
 /* ---- pinned state ------------------------------------------------------ */
@@ -264,7 +280,10 @@ static bool map_reusable_kind(const struct bpf_map *m)
 	const char *name = bpf_map__name(m);
 	size_t n = strlen(name);
 
-	/* .rodata and .kconfig are constants of a build; .bss is state. */
+	/* .rodata and .kconfig are constants of a build; .bss is state. The
+	 * scratch maps are working memory of one program call. */
+	if (strncmp(name, "scratch", 7) == 0)
+		return false;
 	return !bpf_map__is_internal(m) || (n >= 4 && strcmp(name + n - 4, ".bss") == 0);
 }
 

@@ -70,8 +70,10 @@ try_outside() { run_outside "$TRY" "$@"; }
 PIN=/sys/fs/bpf/sharness-test-$T
 CTL="$CTL --pin-dir $PIN"
 
+# SH_DAEMON: the sharnessd binary start_daemon runs (t_handover starts an
+# older build first).
 start_daemon() {
-	"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
+	"${SH_DAEMON:-$SH_BUILD/sharnessd}" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
 		--socket "$SOCK" --pin-dir "$PIN" "$@" 2>>"$SH_TMP/daemon.err"
 	local rc=$?
 	if [ $rc -ne 0 ]; then

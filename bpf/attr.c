@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File attributes: extended attributes, POSIX ACLs, times and the inode
+ * changes inode_setattr sees, judged like a write to the file. The dentry
+ * hooks carry no mount, so the file is named through the mounts of its
+ * file system in the task's namespace.
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+#include "lib/objects.h"
+
+/* Mounts of one file system examined to name a dentry (xattr, times): at
+ * most SCAN entries of its mount list, of which at most MAX (a power of
+ * two) in the task's namespace. None allowing it: refused. */
+#define SH_SB_MOUNTS_SCAN 64
+
+#define SH_SB_MOUNTS_MAX 8
+
+/* ---- file changes that are not writes by name ---------------------------- */
+
+/*
+ * Extended attributes, POSIX ACLs and timestamps are changed through hooks
+ * that receive a dentry and no mount, so the path is found through the
+ * file system's mounts in the task's mount namespace: the change is allowed
+ * when one of the names the object has there may be written (the tree
+ * could change it through that name anyway), refused when none may or none
+ * is found (fail closed).
+ */
+/* One entry of a super block's mount list (judge_dentry_change): a mount
+ * in the task's namespace becomes a candidate. Raw offsets, as walk_step. */
+struct mount_scan {
+	void *head;
+	void *pos;
+	void *ns;
+	__u16 off_instance;     /* struct mount: mnt_instance */
+	__u16 off_mnt_ns;       /* struct mount: mnt_ns */
+};
+
+static long mount_scan_step(__u32 i, void *data)
+{
+	struct mount_scan *c = data;
+	struct scratch *s = get_scratch();
+	void *mnt;
+
+	if (!s || !c->pos || c->pos == c->head)
+		return 1;
+	mnt = c->pos - c->off_instance;
+	if (read_ptr(mnt, c->off_mnt_ns) == c->ns) {
+		s->cands[s->ncands & (SH_SB_MOUNTS_MAX - 1)] = (__u64)mnt;
+		if (++s->ncands >= SH_SB_MOUNTS_MAX)
+			return 1;
+	}
+	c->pos = read_ptr(c->pos, 0); /* list_head.next */
+	return 0;
+}
+
+static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+{
+	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
+	struct mount_scan scan = {};
+	struct scratch *s;
+	long len = -ESTALE;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, &(struct refusal){
+				.hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },
+			      SH_WHY_NOPOLICY, 0);
+	knob = forbidden_fs(dentry, m->origin);
+	if (daemon_file(dentry, true, false)) {
+		knob = SH_HOOK_FILE;
+		reason = SH_WHY_PROTECTED;
+	} else if (knob) {
+		reason = SH_WHY_FORBIDDEN;
+	}
+	if (!knob && !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	/* The mounts of this file system in the task's namespace (others',
+	 * private /tmp and the like, are skipped, not counted). */
+	scan.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	scan.pos = BPF_CORE_READ(sb, s_mounts.next);
+	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
+	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
+	s->ncands = 0;
+	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
+	nc = s->ncands;
+	for (int i = 0; i < SH_SB_MOUNTS_MAX; i++) {
+		long l;
+
+		if ((__u32)i >= nc)
+			break;
+		l = walk_path(s, dentry, (void *)s->cands[i] + bpf_core_field_offset(struct mount, mnt));
+		if (l <= 0)
+			continue; /* not under this mount */
+		len = l;
+		if (knob)
+			break;
+		act = lookup_rule(s, m, SH_KEY_FILE, l);
+		if (act != SH_ACT_DENY &&
+		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST)))
+			return 0;
+		reason = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
+	}
+	return report(m, s, &(struct refusal){
+			.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },
+		      reason, len);
+}
+
+/* The first argument is a struct user_namespace * on 6.1, a struct
+ * mnt_idmap * from 6.3 on: the dentry is the second either way. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(sh_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR);
+}
+
+/* POSIX ACLs: through setxattr on 6.1, through these hooks from 6.2 on
+ * (loaded only where the kernel has them). */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(sh_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_SETACL);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(sh_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_dentry_change(&m, dentry, SH_OP_SETACL);
+}
+
+/*
+ * Timestamps (utimensat, touch -d). Mode, owner and size changes reach the
+ * path hooks (chmod, chown, truncate) as well and are judged there once.
+ */
+static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *attr, int ret)
+{
+	struct member m = {};
+	unsigned int valid;
+
+	if (ret)
+		return ret;
+	valid = BPF_CORE_READ(attr, ia_valid);
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
+	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	return judge_dentry_change(&m, dentry, SH_OP_SETTIMES);
+}
+
+/* 6.1: (dentry, attr); user space loads the one that fits the kernel. */
+SEC("lsm/inode_setattr")
+int BPF_PROG(sh_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	return judge_setattr(dentry, attr, ret);
+}
+
+/* 6.3 on: (idmap, dentry, attr). */
+SEC("lsm/inode_setattr")
+int BPF_PROG(sh_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr,
+	     int ret)
+{
+	return judge_setattr(dentry, attr, ret);
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exec and code mapping: what a tree may execute (bprm_check_security, on
+ * the file the kernel is about to run) and map executable (mmap_file,
+ * file_mprotect: libraries, loaders, anonymous or written memory), and how
+ * low it may map (mmap_addr).
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+#include "lib/objects.h"
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
+{
+	const struct refusal w = { .hook = SH_HOOK_EXEC, .op = SH_OP_EXEC };
+	struct member m = {};
+	struct scratch *s;
+	__u32 act;
+	long len;
+	int err;
+
+	if (ret)
+		return ret;
+	if (!membership(&m))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_EXEC, SH_CNT_CHECK));
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	if (!m.flags)
+		return report(&m, 0, &w, SH_WHY_NOPOLICY, 0);
+
+	len = bpf_d_path(&bprm->file->f_path, s->ev.path, sizeof(s->ev.path));
+	if (len <= 0)
+		return report(&m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	/* A file with no name left (memfd_create, unlinked) matches no rule
+	 * written for what is on disk: never executed by a tree. */
+	if (BPF_CORE_READ(bprm, file, f_inode, i_nlink) == 0)
+		return report(&m, s, &w, SH_WHY_DELETED, len);
+	/* Through a detached mount, a handle or a replaced file, the path
+	 * above is not the object's: refused. */
+	err = file_resolvable(bprm->file, false);
+	if (err) {
+		s->err = err;
+		return report(&m, s, &w, SH_WHY_UNRESOLVED, len);
+	}
+
+	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
+	if (act == SH_ACT_DENY)
+		return report(&m, s, &w, SH_WHY_RULE, len);
+	if (act != SH_ACT_ALLOW && (m.flags & SH_PF_EXEC_ALLOWLIST))
+		return report(&m, s, &w, SH_WHY_DEFAULT, len);
+	return 0;
+}
+
+/* ---- code that runs without an exec ------------------------------------- */
+
+/*
+ * An executable mapping of a file is judged like an exec: allowed where
+ * the exec rules allow it, or where a `lib` rule (by default the system
+ * library directories) lets it be mapped. This closes running a payload
+ * through the dynamic loader, LD_PRELOAD and dlopen of libraries the policy
+ * does not allow, and mapping deleted or in-memory files.
+ */
+static __always_inline int judge_exec_map(struct member *m, struct file *file, __u32 op,
+					  __u32 prot)
+{
+	const struct refusal w = { .hook = SH_HOOK_MMAP, .op = op, .op_flags = prot };
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct scratch *s;
+	bool deleted;
+	__u32 act;
+	long len;
+
+	count(SH_CNT_HOOK(SH_HOOK_MMAP, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
+	deleted = BPF_CORE_READ(file, f_inode, i_nlink) == 0;
+	if (!deleted && !(m->flags & SH_PF_EXEC_RULES))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	if (deleted)
+		return report(m, s, &w, SH_WHY_DELETED, name_path(s, dentry, mnt));
+	len = file_resolvable(file, false);
+	if (len) {
+		s->err = len;
+		return report(m, s, &w, SH_WHY_UNRESOLVED, name_path(s, dentry, mnt));
+	}
+	len = walk_path(s, dentry, mnt);
+	if (len <= 0)
+		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	act = lookup_rule(s, m, SH_KEY_EXEC, len);
+	if (act == SH_ACT_DENY)
+		return report(m, s, &w, SH_WHY_RULE, len);
+	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
+		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	return 0;
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(sh_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
+{
+	struct member m = {};
+
+	if (ret)
+		return ret;
+	if (!file || !(prot & PROT_EXEC))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	return judge_exec_map(&m, file, SH_OP_MMAP_EXEC, prot);
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(sh_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
+	     unsigned long prot, int ret)
+{
+	struct member m = {};
+	struct file *file;
+
+	if (ret)
+		return ret;
+	if (!(prot & PROT_EXEC))
+		return 0;
+	file = vma->vm_file;
+	if (!file)
+		return 0;
+	if (!membership(&m))
+		return 0;
+	return judge_exec_map(&m, file, SH_OP_MPROTECT_EXEC, prot);
+}
+
+/*
+ * Mapping the lowest pages (below vm.mmap_min_addr) turns kernel NULL
+ * dereferences into exploits; the kernel asks for CAP_SYS_RAWIO through
+ * cap_capable directly, which the capable hook does not see. Outsiders
+ * pay one compare: almost no mapping is that low.
+ */
+SEC("lsm/mmap_addr")
+int BPF_PROG(sh_mmap_addr, unsigned long addr, int ret)
+{
+	struct member m = {};
+
+	if (ret)
+		return ret;
+	if (addr >= (mmap_min_addr ? mmap_min_addr : 65536))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
+	return report(&m, 0, &(struct refusal){
+			.hook = SH_HOOK_CAPABILITY, .op = SH_OP_CAPABLE, .op_flags = 17 /* SYS_RAWIO */ },
+		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, 0);
+}

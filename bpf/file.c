@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Files: opening (file_open, and a file received over SCM_RIGHTS, judged as
+ * if opened) and every change to the name space (the path_* hooks:
+ * create, remove, rename, link, truncate, chmod, chown), against the
+ * policy's `[file]` rules and the objects no tree may change.
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+#include "lib/objects.h"
+
+/* A name for the record of an open refused whatever its path. */
+static __always_inline long name_file(struct scratch *s, struct file *file,
+				      struct dentry *dentry, struct vfsmount *mnt, bool use_d_path)
+{
+	if (use_d_path)
+		return bpf_d_path(&file->f_path, s->ev.path, sizeof(s->ev.path));
+	return name_path(s, dentry, mnt);
+}
+
+/*
+ * A device node outside the default set: allowed only where a `device`
+ * rule names the node the kernel resolved, for reading and writing; a deny
+ * rule still refuses it.
+ */
+static __always_inline int judge_device(struct member *m, struct scratch *s, struct file *file,
+					const struct refusal *w, bool use_d_path)
+{
+	int err = file_resolvable(file, false);
+	long len = name_file(s, file, BPF_CORE_READ(file, f_path.dentry),
+			     BPF_CORE_READ(file, f_path.mnt), use_d_path);
+
+	if (err || len <= 0 || lookup_rule(s, m, SH_KEY_DEVICE, len) != SH_ACT_ALLOW) {
+		s->err = err;
+		return report(m, s, w, SH_WHY_DEVICE, len);
+	}
+	if (lookup_rule(s, m, SH_KEY_FILE, len) == SH_ACT_DENY)
+		return report(m, s, w, SH_WHY_RULE, len);
+	return 0;
+}
+
+/*
+ * The path an open is judged on, into s->ev.path: the file's own, or for a
+ * new O_TMPFILE file (no name yet) its directory as "DIR/", where linkat
+ * may name it later.
+ */
+static __always_inline long open_path(struct scratch *s, struct file *file, struct dentry *dentry,
+				      struct vfsmount *mnt, bool tmpfile, bool use_d_path)
+{
+	long len;
+
+	if (!tmpfile)
+		return use_d_path ? bpf_d_path(&file->f_path, s->ev.path, sizeof(s->ev.path))
+				  : walk_path(s, dentry, mnt);
+	len = walk_path(s, BPF_CORE_READ(dentry, d_parent), mnt);
+	if (len > 2 && len < SH_EVENT_PATH_MAX) {
+		__u32 n = (__u32)len & SH_PATH_MASK;
+
+		/* Keep the mask: the verifier bounds the index by it. */
+		asm volatile("" : "+r"(n));
+		s->ev.path[(n - 1) & SH_PATH_MASK] = '/';
+		s->ev.path[n & SH_PATH_MASK] = 0;
+		len++;
+	}
+	return len;
+}
+
+/*
+ * Opening a file, or receiving one over SCM_RIGHTS (judged as if opened).
+ * Only what a rule can decide costs a path: reads matter to deny rules,
+ * writes to write and deny rules, and to the file systems no tree may
+ * change. use_d_path: the hook may call bpf_d_path (file_open); elsewhere
+ * the path comes from walk_path.
+ */
+static __always_inline int judge_open(struct member *m, struct file *file, __u32 op,
+				      __u32 fflags, bool write, bool use_d_path)
+{
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = fflags,
+			     .flags = write ? SH_EVF_WRITE : 0 };
+	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk, dis;
+	__u32 act, mode, knob = 0;
+	struct scratch *s;
+	long len;
+	int err;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
+	/* The host's POSIX message queues (mq_open): see ipc_permission. */
+	if (BPF_CORE_READ(dentry, d_sb, s_magic) == MQUEUE_MAGIC && in_host_ipc_ns()) {
+		w.hook = SH_HOOK_IPC;
+		w.op = SH_OP_IPC;
+		return report(m, 0, &w, SH_WHY_FORBIDDEN, 0);
+	}
+	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
+	 * memfd) hold no file a rule can name; what such a file is used for
+	 * is judged where it is used (exec, mmap, kill, ptrace). */
+	if (BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL)
+		return 0;
+	/* Refused whatever the policy: a file no path names, or one of the
+	 * daemon's own. */
+	dis = disconnected(dentry, mnt);
+	if (dis || daemon_file(dentry, write, false)) {
+		s = get_scratch();
+		if (!s)
+			return -EPERM;
+		len = name_file(s, file, dentry, mnt, use_d_path);
+		s->err = dis ? -ESTALE : 0;
+		return report(m, s, &w, dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED, len);
+	}
+	/* A device node other than the harmless ones is judged by `device`
+	 * rules: a disk holds the raw bytes under every file rule. */
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
+	      !default_device(mode, BPF_CORE_READ(file, f_inode, i_rdev));
+	if (write && !blk)
+		knob = forbidden_fs(dentry, m->origin);
+	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
+	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	if (knob) {
+		/* Refused whatever the path: it only names the record. */
+		w.hook = knob;
+		return report(m, s, &w, SH_WHY_FORBIDDEN, name_file(s, file, dentry, mnt, use_d_path));
+	}
+	if (blk)
+		return judge_device(m, s, file, &w, use_d_path);
+	err = file_resolvable(file, tmpfile);
+	if (err) {
+		s->err = err;
+		return report(m, s, &w, SH_WHY_UNRESOLVED, name_file(s, file, dentry, mnt, use_d_path));
+	}
+	len = open_path(s, file, dentry, mnt, tmpfile, use_d_path);
+	if (len <= 0)
+		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	act = lookup_rule(s, m, SH_KEY_FILE, len);
+	if (act == SH_ACT_DENY)
+		return report(m, s, &w, SH_WHY_RULE, len);
+	if (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
+		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	return 0;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(sh_file_open, struct file *file, int ret)
+{
+	struct member m = {};
+	__u32 fflags;
+
+	if (ret)
+		return ret;
+	if (!membership(&m))
+		return 0;
+	fflags = BPF_CORE_READ(file, f_flags);
+	return judge_open(&m, file, SH_OP_OPEN, fflags,
+			  (BPF_CORE_READ(file, f_mode) & FMODE_WRITE) || (fflags & O_TRUNC), true);
+}
+
+/*
+ * A change to the name space at (dentry, mnt): allowed where the policy lets
+ * the tree write. Deny rules refuse it too.
+ */
+static __always_inline int judge_write(struct member *m, struct dentry *dentry,
+				       struct vfsmount *mnt, __u32 op)
+{
+	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
+	struct scratch *s;
+	__u32 act, knob;
+	bool dis;
+	long len;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
+	knob = forbidden_fs(dentry, m->origin);
+	dis = !knob && disconnected(dentry, mnt);
+	if (knob || dis ||
+	    daemon_file(dentry, true, op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO ||
+			op == SH_OP_UNLINK || op == SH_OP_RMDIR)) {
+		__u32 why = knob ? SH_WHY_FORBIDDEN : dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED;
+
+		s = get_scratch();
+		if (!s)
+			return -EPERM;
+		len = name_path(s, dentry, mnt);
+		s->err = why == SH_WHY_UNRESOLVED ? -ESTALE : 0;
+		if (knob)
+			w.hook = knob;
+		return report(m, s, &w, why, len);
+	}
+	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	len = walk_path(s, dentry, mnt);
+	if (len <= 0)
+		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	act = lookup_rule(s, m, SH_KEY_FILE, len);
+	if (act == SH_ACT_DENY)
+		return report(m, s, &w, SH_WHY_RULE, len);
+	if (act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
+		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	return 0;
+}
+
+SEC("lsm/path_mknod")
+int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
+	     umode_t mode, unsigned int dev, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_CREATE);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(sh_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_UNLINK);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(sh_path_mkdir, const struct path *dir, struct dentry *dentry,
+	     umode_t mode, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_MKDIR);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(sh_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_RMDIR);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(sh_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, dentry, dir->mnt, SH_OP_SYMLINK);
+}
+
+/*
+ * A hard link gives the file a second name: both must be writable, or a
+ * link would turn a file the tree may only read (or not touch) into one it
+ * may write under the new name.
+ */
+SEC("lsm/path_link")
+int BPF_PROG(sh_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	ret = judge_write(&m, old_dentry, new_dir->mnt, SH_OP_LINK_FROM);
+	if (ret)
+		return ret;
+	return judge_write(&m, new_dentry, new_dir->mnt, SH_OP_LINK_TO);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(sh_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry,
+	     unsigned int flags, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	ret = judge_write(&m, old_dentry, old_dir->mnt, SH_OP_RENAME_FROM);
+	if (ret)
+		return ret;
+	return judge_write(&m, new_dentry, new_dir->mnt, SH_OP_RENAME_TO);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(sh_path_truncate, const struct path *path, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_TRUNCATE);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
+}
+
+/* kuid_t and kgid_t are passed as 32-bit values; they are not needed. */
+SEC("lsm/path_chown")
+int BPF_PROG(sh_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHOWN);
+}
+
+/* A descriptor passed in over SCM_RIGHTS is judged as if it were opened.
+ * (bpf_d_path is not allowed here on 6.1.) */
+SEC("lsm/file_receive")
+int BPF_PROG(sh_file_receive, struct file *file, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_open(&m, file, SH_OP_RECEIVE, 0,
+			  BPF_CORE_READ(file, f_mode) & FMODE_WRITE, false);
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ioctls: terminal input injection and console control (TIOCSTI,
+ * TIOCLINUX, TIOCCONS, TIOCSCTTY stealing, hangups) refused to every tree,
+ * and inode flag changes (chattr) judged as writes.
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+#include "lib/objects.h"
+
+/*
+ * Terminal ioctls no tree may use on any terminal, whatever its uid: TIOCSTI
+ * (typing into a terminal: the operator's shell runs what it types),
+ * TIOCVHANGUP (hanging up a terminal kills its session, outside the tree),
+ * TIOCSCTTY with a non-zero argument (stealing a terminal from its
+ * session), TIOCCONS (redirecting the console), TIOCLINUX and the KD and VT
+ * console ioctls (selection paste, keyboard and virtual terminals). Taking
+ * a terminal no session owns (TIOCSCTTY 0: tmux, script) stays allowed.
+ */
+static __always_inline bool tty_forbidden(unsigned int cmd, unsigned long arg)
+{
+	return cmd == TIOCSTI || cmd == TIOCVHANGUP || cmd == TIOCCONS || cmd == TIOCLINUX ||
+	       (cmd == TIOCSCTTY && arg != 0) || (cmd >= 0x4B00 && cmd <= 0x4BFF) ||
+	       (cmd >= 0x5600 && cmd <= 0x56FF);
+}
+
+/* ioctls that change a file without writing it: flags (chattr), fs-verity,
+ * a btrfs subvolume's read-only flag. Judged as writes. */
+static __always_inline bool inode_flags_ioctl(unsigned int cmd)
+{
+	return cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR ||
+	       cmd == FS_IOC_ENABLE_VERITY || cmd == BTRFS_IOC_SUBVOL_SETFLAGS;
+}
+
+static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
+				       int ret)
+{
+	struct member m = {};
+	struct scratch *s;
+	int owner;
+
+	if (ret)
+		return ret;
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP && !inode_flags_ioctl(cmd) &&
+	    !tty_forbidden(cmd, arg))
+		return 0;
+	if (!membership(&m))
+		return 0;
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP) {
+		if (bpf_probe_read_user(&owner, sizeof(owner), (void *)arg))
+			owner = -1;
+		return judge_setown(&m, owner, cmd);
+	}
+	/* chattr: inode flags (immutable, append-only...) change the file. */
+	if (inode_flags_ioctl(cmd))
+		return judge_write(&m, BPF_CORE_READ(file, f_path.dentry),
+				   BPF_CORE_READ(file, f_path.mnt), SH_OP_SETFLAGS);
+	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	return report(&m, s, &(struct refusal){
+			.hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd },
+		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
+		      name_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt)));
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(sh_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	return judge_ioctl(file, cmd, arg, ret);
+}
+
+/*
+ * A 32-bit program's ioctl goes through compat_sys_ioctl, which calls this
+ * hook instead of file_ioctl (on kernels that have it; user space loads
+ * this program only there). arg is a 32-bit user pointer.
+ */
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg,
+	     int ret)
+{
+	return judge_ioctl(file, cmd, (__u32)arg, ret);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the programs need from the kernel that vmlinux.h does not carry
+ * (macros: errno values, flags, file system magics, ioctl numbers), and the
+ * differences between the kernels sharness supports, each with where it is
+ * handled.
+ *
+ * Kernel differences (6.1 is the oldest kernel supported; user space picks
+ * the programs by what the kernel's BTF declares, not by version):
+ * - inode_setattr gained a `struct mnt_idmap *` first argument in 6.8
+ *   ("security: Align inode_setattr hook definition with EVM"): two
+ *   programs, sh_inode_setattr and sh_inode_setattr_idmap (attr.c), and
+ *   the one whose argument count matches the kernel's is loaded.
+ * - inode_set_acl and inode_remove_acl exist from 6.2 ("security: add
+ *   set acl hook"); before, POSIX ACLs are xattrs and inode_setxattr sees
+ *   them. Their programs load only where the kernel has the hooks.
+ * - file_ioctl_compat exists from 6.8 ("lsm: new
+ *   security_file_ioctl_compat() hook"); before, 32-bit ioctls reach
+ *   file_ioctl. Loaded only where the kernel has it.
+ * - bpf_d_path is allowed in file_open and bprm_check_security, not in the
+ *   path_* hooks or for unix peers: those walk the dentry chain themselves
+ *   (lib/path.h).
+ * - libbpf 1.1 (Debian 12) does not relocate CO-RE field accesses inside a
+ *   bpf_loop callback: the callers resolve offsets (struct walk, struct
+ *   mount_scan) and the callbacks read raw offsets.
+ */
+#ifndef SH_BPF_KERNEL_H
+#define SH_BPF_KERNEL_H
+
+#define EPERM 1
+#define EXDEV 18
+#define ENAMETOOLONG 36
+#define ESTALE 116
+
+#define FMODE_WRITE 0x2
+#define O_TRUNC 01000
+#define F_SETOWN 8
+#define F_SETOWN_EX 15
+#define F_OWNER_PGRP 2
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
+
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#define BPF_FS_MAGIC 0xcafe4a11
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#define PROC_SUPER_MAGIC 0x9fa0
+#define MNT_INTERNAL 0x4000
+
+/* File systems whose files are kernel knobs: no tree writes to them. */
+#define SYSFS_MAGIC 0x62656572
+#define SECURITYFS_MAGIC 0x73636673
+#define DEBUGFS_MAGIC 0x64626720
+#define TRACEFS_MAGIC 0x74726163
+#define CONFIGFS_MAGIC 0x62656570
+#define BINFMTFS_MAGIC 0x42494e4d
+#define PSTOREFS_MAGIC 0x6165676c
+#define EFIVARFS_MAGIC 0xde5e81e4
+#define SELINUX_MAGIC 0xf97cff8c
+#define SMACK_MAGIC 0x43415d53
+#define FUSE_CTL_SUPER_MAGIC 0x65735543
+#define NFSD_MAGIC 0x6e667364
+#define MQUEUE_MAGIC 0x19800202
+#define RPC_PIPEFS_MAGIC 0x67596969
+
+#define S_IFMT 00170000
+#define S_IFBLK 0060000
+#define S_IFCHR 0020000
+/* The kernel's dev_t: major in the bits above 20. */
+#define DEV_MAJOR(d) ((__u32)(d) >> 20)
+#define DEV_MINOR(d) ((__u32)(d) & 0xfffff)
+#define __O_TMPFILE 020000000
+
+/* Terminal and console ioctls (asm-generic/ioctls.h, linux/kd.h, linux/vt.h). */
+#define TIOCSCTTY 0x540E
+#define TIOCSTI 0x5412
+#define TIOCLINUX 0x541C
+#define TIOCCONS 0x541D
+#define TIOCVHANGUP 0x5437
+/* Inode flags: chattr (linux/fs.h; the 32-bit FS_IOC32_SETFLAGS too). */
+#define FS_IOC_SETFLAGS 0x40086602
+#define FS_IOC32_SETFLAGS 0x40046602
+#define FS_IOC_FSSETXATTR 0x401c5820
+#define FS_IOC_ENABLE_VERITY 0x40806685   /* makes the file read-only for good */
+#define BTRFS_IOC_SUBVOL_SETFLAGS 0x4008941a
+
+#define ATTR_MODE (1 << 0)
+#define ATTR_UID (1 << 1)
+#define ATTR_GID (1 << 2)
+#define ATTR_SIZE (1 << 3)
+#define ATTR_ATIME (1 << 4)
+#define ATTR_MTIME (1 << 5)
+
+#define CAP_OPT_NOAUDIT (1 << 1)
+#define PIDTYPE_PID 0
+
+#define PROT_EXEC 0x4
+#define PTRACE_MODE_NOAUDIT 0x04
+#define READING_FIRMWARE 1
+
+
+#endif

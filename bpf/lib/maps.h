@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every map and global the programs share, and the per-CPU scratch buffer.
+ * The pinned names (map_NAME) and layouts here are what a new daemon
+ * adopts from the one it replaces: change one and adoption starts over
+ * with fresh maps.
+ */
+#ifndef SH_BPF_MAPS_H
+#define SH_BPF_MAPS_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "sharness.h"
+#include "kernel.h"
+
+#define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
+
+/*
+ * Set by user space through the skeleton's .bss mapping. The .bss is state
+ * a new daemon adopts with the maps: its layout (these variables, in this
+ * order) is part of the pinned ABI.
+ */
+volatile __u32 active_slot;  /* policy slot in force */
+volatile __u64 tag_gen;      /* bumped on every tag or policy change */
+volatile __u32 ntagged;      /* tagged cgroups; 0 lets every hook return at once */
+volatile __u64 dropped_reported; /* user space: lost events already logged */
+volatile __u32 daemon_tgid;  /* sharnessd: no tree may signal or trace it */
+volatile __u64 ctl_ino;      /* sharnessd's control socket: no tree connects to it */
+volatile __u32 ctl_dev;      /*   (inode number and kernel dev_t of its file) */
+volatile __u32 nprotected;   /* entries in protected_inodes; 0 skips the lookups */
+volatile __u64 mmap_min_addr; /* vm.mmap_min_addr when the daemon started (0: 65536) */
+volatile __u32 host_ipc_ns;  /* the daemon's IPC namespace (inode number): the host's */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_TAGGED);
+	__type(key, __u64);                 /* cgroup id */
+	__type(value, struct sh_cgroup_tag);
+} tags SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SH_MAX_RULE_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_rule_key);
+	__type(value, __u32);               /* enum sh_rule_action */
+} rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SH_SLOTS * SH_MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct sh_policy_conf);
+} policies SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sh_task);
+} task_marks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_PROTECTED);
+	__type(key, struct sh_inode_key);
+	__type(value, __u32);               /* enum sh_protect */
+} protected_inodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SH_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/*
+ * Per-CPU working memory of one hook call: the record being built (its
+ * path is where the resolvers write, so a refusal sends it as it is), the
+ * dentry walk and the rule key. It holds no state between calls, so a new
+ * daemon does not adopt it (user space skips maps named scratch*).
+ */
+struct scratch {
+	int err;        /* why ev.path is not the object's own path (report) */
+	__u32 ncands;
+	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
+	struct sh_event ev;
+	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
+	struct sh_rule_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline struct scratch *get_scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch_map, &zero);
+}
+
+#endif

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tree membership: which tagged tree (and so which policy) the current task
+ * belongs to, cached per task in task local storage, and whether another
+ * task is in the same tree.
+ *
+ * Membership is decided once per task and cached (struct sh_task), keyed
+ * to a global tag generation and the task's cgroup: for a task outside
+ * every tagged tree each hook costs one storage lookup and two compares. A
+ * task's membership is inherited at fork (wall.c, task_alloc), so leaving
+ * the cgroup does not release it.
+ */
+#ifndef SH_BPF_MEMBER_H
+#define SH_BPF_MEMBER_H
+
+#include "maps.h"
+
+/* The policy a task is held to, for one hook call. */
+struct member {
+	__u64 origin;
+	__u64 caps;     /* capabilities the policy allows back */
+	__u32 flags;    /* struct sh_policy_conf.flags; 0 when the policy is missing */
+	__u16 policy;
+	__u8 slot;
+};
+
+/* Deepest tagged cgroup among the current task's ancestors (0: none). */
+static __always_inline __u64 nearest_tagged(void)
+{
+	__u64 best = 0;
+
+	for (int lvl = 0; lvl < SH_MAX_CGROUP_LEVEL; lvl++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(lvl);
+
+		if (!id)
+			break;
+		if (bpf_map_lookup_elem(&tags, &id))
+			best = id;
+	}
+	return best;
+}
+
+/*
+ * Fill *m and return 1 when the current task is held by a policy, 0 when it
+ * is not. Called first by every hook, so the untagged path is kept short.
+ */
+static __always_inline int membership(struct member *m)
+{
+	struct task_struct *task;
+	struct sh_task *t;
+	struct sh_cgroup_tag *tag;
+	struct sh_policy_conf *conf;
+	__u64 gen, origin, cgid;
+	__u32 slot, idx;
+
+	if (!ntagged)
+		return 0;
+
+	gen = tag_gen;
+	cgid = bpf_get_current_cgroup_id();
+	task = bpf_get_current_task_btf();
+	t = bpf_task_storage_get(&task_marks, task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (t && t->gen == gen && t->cgroup == cgid) {
+		origin = t->origin;
+	} else {
+		/*
+		 * Recompute: the nearest tagged ancestor cgroup wins; a task
+		 * that left its tagged tree keeps the tree it came from for as
+		 * long as that tree stays tagged.
+		 */
+		origin = nearest_tagged();
+		if (!origin && t && t->origin &&
+		    bpf_map_lookup_elem(&tags, &t->origin))
+			origin = t->origin;
+		if (t) {
+			t->origin = origin;
+			t->gen = gen;
+			t->cgroup = cgid;
+		}
+	}
+	if (!origin)
+		return 0;
+
+	tag = bpf_map_lookup_elem(&tags, &origin);
+	if (!tag)
+		return 0; /* untagged since: the new generation is on its way */
+	slot = active_slot & 1;
+	m->origin = origin;
+	m->slot = slot;
+	m->policy = tag->policy[slot];
+	if (m->policy == SH_POLICY_NONE)
+		return 0; /* not tagged in the policy set in force */
+	idx = slot * SH_MAX_POLICIES + (m->policy & (SH_MAX_POLICIES - 1));
+	conf = bpf_map_lookup_elem(&policies, &idx);
+	/* A tagged task whose policy cannot be found is refused (flags 0). */
+	m->flags = (conf && (conf->flags & SH_PF_VALID)) ? conf->flags : 0;
+	m->caps = m->flags ? conf->caps : 0;
+	return 1;
+}
+
+/* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
+static __always_inline bool cg_in_tree(struct cgroup *cg, __u64 origin)
+{
+	for (int i = 0; i < SH_MAX_CGROUP_LEVEL && cg; i++) {
+		struct cgroup_subsys_state *up;
+
+		if (BPF_CORE_READ(cg, kn, id) == origin)
+			return true;
+		up = BPF_CORE_READ(cg, self.parent);
+		if (!up)
+			break;
+		cg = (void *)up - bpf_core_field_offset(struct cgroup, self);
+	}
+	return false;
+}
+
+/* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
+static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
+{
+	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
+
+	if (t && t->origin == origin)
+		return true;
+	return cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
+}
+
+/* Each hook: pass an earlier refusal on, return at once for outsiders. */
+/* The start of most programs: an earlier LSM's refusal stands; a task in
+ * no tree is let through. */
+#define ENTER(ret, m)							\
+	do {								\
+		if (ret)						\
+			return ret;					\
+		if (!membership(&(m)))					\
+			return 0;					\
+	} while (0)
+
+#endif

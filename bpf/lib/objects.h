@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Objects no policy opens to a tree: cgroupfs and bpffs, the kernel's knob
+ * file systems, procfs outside the tree's own processes, device nodes
+ * beyond the harmless ones, sharnessd's own files, the host's IPC
+ * namespace.
+ */
+#ifndef SH_BPF_OBJECTS_H
+#define SH_BPF_OBJECTS_H
+
+#include "maps.h"
+#include "member.h"
+
+/*
+ * File systems a tree may not change at all, whatever its policy: cgroupfs
+ * (moving itself out, raising its limits, killing other trees) and bpffs
+ * (the enforcer's own pinned state).
+ */
+static __always_inline bool protected_sb(struct super_block *sb)
+{
+	unsigned long magic = BPF_CORE_READ(sb, s_magic);
+
+	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
+	       magic == BPF_FS_MAGIC;
+}
+
+/*
+ * File systems whose files are the kernel's own knobs, refused to every
+ * tree whatever its policy: sysfs attributes (devices, power, firmware),
+ * securityfs (LSM policy), debugfs and tracefs (tracing runs code on every
+ * process), configfs (creates kernel objects), binfmt_misc (registers
+ * interpreters the kernel then runs for processes outside the tree),
+ * pstore, efivarfs, selinuxfs, smackfs, fusectl, nfsd (the host's NFS
+ * server) and rpc_pipefs.
+ */
+static __always_inline bool knob_sb(struct super_block *sb)
+{
+	unsigned long magic = BPF_CORE_READ(sb, s_magic);
+
+	return magic == SYSFS_MAGIC || magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC ||
+	       magic == TRACEFS_MAGIC || magic == CONFIGFS_MAGIC || magic == BINFMTFS_MAGIC ||
+	       magic == PSTOREFS_MAGIC || magic == EFIVARFS_MAGIC || magic == SELINUX_MAGIC ||
+	       magic == SMACK_MAGIC || magic == FUSE_CTL_SUPER_MAGIC || magic == NFSD_MAGIC ||
+	       magic == RPC_PIPEFS_MAGIC;
+}
+
+static __always_inline __u32 protection(struct inode *inode)
+{
+	struct sh_inode_key k = {};
+	__u32 *v;
+
+	if (!inode)
+		return 0;
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	v = bpf_map_lookup_elem(&protected_inodes, &k);
+	return v ? *v : 0;
+}
+
+/*
+ * Is this one of sharnessd's own files, which no tree may change (write:
+ * the file, or a file in a protected directory) or, for the audit log,
+ * read? Judged on the inode, so hard links and other mounts of the same
+ * file do not get around it.
+ */
+static __always_inline bool daemon_file(struct dentry *d, bool write, bool rename)
+{
+	__u32 own;
+
+	if (!nprotected)
+		return false;
+	own = protection(BPF_CORE_READ(d, d_inode));
+	if (own & SH_PROT_READ)
+		return true;
+	if (!write)
+		return false;
+	if ((own & SH_PROT_WRITE) || (rename && (own & SH_PROT_NAME)))
+		return true;
+	return protection(BPF_CORE_READ(d, d_parent, d_inode)) & SH_PROT_WRITE;
+}
+
+/*
+ * Device nodes every tree may open: the memory devices (null, zero, full,
+ * random, urandom; /dev/mem and /dev/port need CAP_SYS_RAWIO, which no
+ * tree has; /dev/kmsg is left out), /dev/tty, /dev/console, /dev/ptmx and
+ * the pty slaves. Every other device -- block devices (raw bytes under
+ * every file rule), SCSI generic and bsg, NVMe generic, input and uinput,
+ * kvm, tun, fuse, serial lines and virtual consoles, and any a later
+ * kernel adds -- only where a `[file] device` rule names it.
+ */
+static __always_inline bool default_device(__u32 mode, __u32 rdev)
+{
+	__u32 major = DEV_MAJOR(rdev);
+
+	if ((mode & S_IFMT) != S_IFCHR)
+		return false;
+	return (major == 1 && DEV_MINOR(rdev) != 11) || major == 5 ||
+	       (major >= 136 && major <= 143);
+}
+
+/* Is the current task in the host's IPC namespace (the daemon's)? */
+static __always_inline bool in_host_ipc_ns(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return host_ipc_ns && BPF_CORE_READ(task, nsproxy, ipc_ns, ns.inum) == host_ipc_ns;
+}
+
+/*
+ * procfs: a tree may write only the per-process files of its own members
+ * (/proc/PID/... with PID in the tree, which /proc/self resolves to), its
+ * network files (/proc/PID/net) excepted.
+ * Everything else is the host's: /proc/sys (core_pattern and modprobe
+ * name programs the kernel runs as root), /proc/sysrq-trigger, and the
+ * files of processes outside the tree (oom_score_adj, comm, attr/...).
+ */
+static __always_inline bool proc_write_forbidden(struct dentry *d, __u64 origin)
+{
+	struct dentry *root = BPF_CORE_READ(d, d_sb, s_root), *up;
+	struct proc_inode *pi;
+	struct hlist_node *first;
+	struct task_struct *p;
+	struct pid *pid;
+	char c = 0;
+
+	for (int i = 0; i < 16; i++) {
+		char n[4] = {};
+
+		up = BPF_CORE_READ(d, d_parent);
+		if (up == d)
+			return true; /* not under the root: refuse rather than guess */
+		if (up == root)
+			break;
+		/* /proc/PID/net/... is the host's network namespace (firewall
+		 * state, the NFS export cache), not the process's own. */
+		if (BPF_CORE_READ(d, d_name.len) == 3) {
+			bpf_probe_read_kernel(n, 3, BPF_CORE_READ(d, d_name.name));
+			if (n[0] == 'n' && n[1] == 'e' && n[2] == 't')
+				return true;
+		}
+		d = up;
+	}
+	if (BPF_CORE_READ(d, d_parent) != root)
+		return true; /* deeper than any per-process file */
+	bpf_probe_read_kernel(&c, 1, BPF_CORE_READ(d, d_name.name));
+	if (c < '0' || c > '9')
+		return true; /* sys, sysrq-trigger, ...: the host's */
+	pi = (void *)BPF_CORE_READ(d, d_inode) - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	pid = BPF_CORE_READ(pi, pid);
+	first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+	if (!first)
+		return true; /* the process is gone */
+	p = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	return !cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
+}
+
+/* May a tree change (write, create, remove, set attributes of) this dentry's
+ * file system at all? 0, or the hook to report the refusal under. */
+static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
+{
+	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
+
+	if (protected_sb(sb))
+		return SH_HOOK_CGROUP;
+	if (knob_sb(sb))
+		return SH_HOOK_FILE;
+	if (BPF_CORE_READ(sb, s_magic) == PROC_SUPER_MAGIC && proc_write_forbidden(dentry, origin))
+		return SH_HOOK_FILE;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Path resolution: the absolute path of a (dentry, mount) in the task's
+ * mount namespace, built by walking the dentry chain where bpf_d_path is
+ * not allowed, and the checks that a path still names its object
+ * (attached mount, connected and hashed dentry). Paths are judged on the
+ * object the kernel resolved, never on a string the process passed; a
+ * path that cannot be resolved is refused in enforce mode.
+ */
+#ifndef SH_BPF_PATH_H
+#define SH_BPF_PATH_H
+
+#include "maps.h"
+
+#define SH_WALK_MAX_DEPTH 64
+
+/* The deepest path that fits in PATH_MAX ("/a" per level). */
+#define SH_UP_MAX_DEPTH (SH_EVENT_PATH_MAX / 2)
+
+/*
+ * Absolute path of (dentry, vfsmnt), from the root of the mount namespace,
+ * into s->ev.path. Used where bpf_d_path is not allowed (the path hooks on
+ * 6.1, the unix peer). Returns the length with its NUL, or -ENAMETOOLONG
+ * when the path is deeper or longer than can be judged: the caller refuses.
+ */
+/*
+ * Field offsets for walk_step. libbpf (1.1) does not relocate CO-RE
+ * accesses inside a bpf_loop callback, so the calling program resolves them
+ * and the callback reads raw offsets.
+ */
+struct walk {
+	void *dentry;           /* struct dentry * */
+	void *mnt;              /* struct mount * */
+	__u32 pos;              /* start of the path built so far in scratch.walk */
+	int err;
+	bool done;
+	bool last;              /* a pseudo or disconnected dentry: its name ends the path */
+	bool name_only;         /* naming for a record: no attachment or connection check */
+	bool any_ns;            /* a mount of another namespace is fine (unix peers) */
+	void *ns;               /* struct mnt_namespace * of the current task */
+	__u16 off_mnt_ns;       /* struct mount: mnt_ns */
+	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
+	__u16 off_mnt_parent;   /* struct mount: mnt_parent */
+	__u16 off_mountpoint;   /* struct mount: mnt_mountpoint */
+	__u16 off_d_parent;     /* struct dentry: d_parent */
+	__u16 off_d_len;        /* struct dentry: d_name.len */
+	__u16 off_d_name;       /* struct dentry: d_name.name */
+};
+
+static __always_inline void *read_ptr(void *base, __u32 off)
+{
+	void *p = 0;
+
+	bpf_probe_read_kernel(&p, sizeof(p), base + off);
+	return p;
+}
+
+/* One step of walk_path: prepend one name, or cross one mount. */
+static long walk_step(__u32 i, void *data)
+{
+	struct walk *w = data;
+	struct scratch *s = get_scratch();
+	void *root, *parent;
+	const unsigned char *name;
+	__u32 len = 0, pos = w->pos;
+
+	if (!s) {
+		w->err = -ENAMETOOLONG;
+		return 1;
+	}
+	root = read_ptr(w->mnt, w->off_mnt_root);
+	parent = read_ptr(w->dentry, w->off_d_parent);
+	if (w->dentry == parent && w->dentry != root) {
+		/* Its own parent but not its mount's root: a disconnected
+		 * dentry (a file handle's), or not under this mount at all.
+		 * No path names it: unresolvable. Only a record's name
+		 * (memfd, pipe) may end here. */
+		if (!w->name_only) {
+			w->err = -ESTALE;
+			return 1;
+		}
+		w->last = true;
+	} else if (w->dentry == root) {
+		void *up = read_ptr(w->mnt, w->off_mnt_parent);
+
+		if (up == w->mnt || !up) {
+			/* The top: it must be the root of the task's own mount
+			 * namespace, not of a detached tree (open_tree clone,
+			 * fsmount) or a lazily unmounted one, whose paths the
+			 * rules do not name. */
+			if (!w->name_only && !w->any_ns && read_ptr(w->mnt, w->off_mnt_ns) != w->ns)
+				w->err = -EXDEV;
+			w->done = true;
+			return 1;
+		}
+		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	bpf_probe_read_kernel(&len, sizeof(len), w->dentry + w->off_d_len);
+	name = read_ptr(w->dentry, w->off_d_name);
+	if (len > 255 || pos > SH_EVENT_PATH_MAX - 1 || len + 1 > pos) {
+		w->err = -ENAMETOOLONG;
+		return 1;
+	}
+	pos -= len;
+	bpf_probe_read_kernel(&s->walk[pos & SH_PATH_MASK], len & 0xff, name);
+	pos -= 1;
+	s->walk[pos & SH_PATH_MASK] = '/';
+	w->pos = pos;
+	w->dentry = parent;
+	if (w->last) {
+		w->done = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Absolute path of (dentry, vfsmnt), from the root of the mount namespace,
+ * into s->ev.path. Used where bpf_d_path is not allowed (the path hooks on
+ * 6.1, the unix peer). Returns the length with its NUL, or a negative
+ * error the caller refuses: -ENAMETOOLONG (deeper or longer than can be
+ * judged), -ESTALE (disconnected: no path names it), -EXDEV (a mount not
+ * attached to the task's mount namespace). name_only: a name for a
+ * record of something refused anyway; those checks are skipped.
+ */
+static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dentry,
+					  struct vfsmount *vfsmnt, bool name_only, bool any_ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct walk w = {
+		.dentry = dentry,
+		.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
+		.pos = SH_EVENT_PATH_MAX - 1,
+		.name_only = name_only,
+		.any_ns = any_ns,
+		.ns = BPF_CORE_READ(task, nsproxy, mnt_ns),
+		.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns),
+		.off_mnt_root = bpf_core_field_offset(struct mount, mnt) +
+				bpf_core_field_offset(struct vfsmount, mnt_root),
+		.off_mnt_parent = bpf_core_field_offset(struct mount, mnt_parent),
+		.off_mountpoint = bpf_core_field_offset(struct mount, mnt_mountpoint),
+		.off_d_parent = bpf_core_field_offset(struct dentry, d_parent),
+		.off_d_len = bpf_core_field_offset(struct dentry, d_name) +
+			     bpf_core_field_offset(struct qstr, len),
+		.off_d_name = bpf_core_field_offset(struct dentry, d_name) +
+			      bpf_core_field_offset(struct qstr, name),
+	};
+	__u32 pos;
+
+	if (!dentry || !vfsmnt)
+		return -ENAMETOOLONG;
+	s->walk[SH_EVENT_PATH_MAX - 1] = 0;
+	bpf_loop(SH_WALK_MAX_DEPTH, walk_step, &w, 0);
+	if (w.err)
+		return w.err;
+	if (!w.done)
+		return -ENAMETOOLONG;
+	pos = w.pos;
+	if (pos == SH_EVENT_PATH_MAX - 1) {
+		pos -= 1;
+		s->walk[pos & SH_PATH_MASK] = '/';
+	}
+	return bpf_probe_read_kernel_str(s->ev.path, sizeof(s->ev.path), &s->walk[pos & SH_PATH_MASK]);
+}
+
+#define walk_path(s, d, m) walk_path_opt(s, d, m, false, false)
+
+#define name_path(s, d, m) walk_path_opt(s, d, m, true, false)
+
+/* A unix peer's path, as its binder named it: in its own mount namespace
+ * (a service with a private /tmp, a container), where the rules name it. */
+#define peer_path(s, d, m) walk_path_opt(s, d, m, false, true)
+
+/* One step up from w->dentry towards the mount's root (file_resolvable). */
+struct up_walk {
+	void *dentry;
+	void *root;
+	__u16 off_d_parent;
+	bool connected;
+};
+
+static long up_step(__u32 i, void *data)
+{
+	struct up_walk *w = data;
+	void *parent;
+
+	if (w->dentry == w->root) {
+		w->connected = true;
+		return 1;
+	}
+	parent = read_ptr(w->dentry, w->off_d_parent);
+	if (!parent || parent == w->dentry)
+		return 1; /* a root that is not the mount's: disconnected */
+	w->dentry = parent;
+	return 0;
+}
+
+/*
+ * Does the path of an open file still name it, in the task's own mount
+ * namespace? 0, or the reason it does not: -EXDEV, its mount is not
+ * attached there (a detached tree from open_tree or fsmount, a lazily
+ * unmounted one); -ESTALE, the dentry is no longer reachable from its
+ * mount's root (a file handle's disconnected dentry) or no longer hashed
+ * (unlinked or replaced: an O_PATH descriptor reopened through
+ * /proc/self/fd). bpf_d_path gives a string in every one of these cases
+ * ("/", or a name with " (deleted)"); none is the object's real path. A
+ * new O_TMPFILE file is unhashed by nature and is judged by its directory.
+ */
+static __always_inline int file_resolvable(struct file *file, bool tmpfile)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+	struct mount *mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+	struct up_walk w = {
+		.dentry = dentry,
+		.root = BPF_CORE_READ(vfsmnt, mnt_root),
+		.off_d_parent = bpf_core_field_offset(struct dentry, d_parent),
+	};
+
+	if (BPF_CORE_READ(mnt, mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns))
+		return -EXDEV;
+	if (!tmpfile && !BPF_CORE_READ(dentry, d_hash.pprev) &&
+	    BPF_CORE_READ(dentry, d_parent) != dentry)
+		return -ESTALE;
+	bpf_loop(SH_UP_MAX_DEPTH, up_step, &w, 0);
+	return w.connected ? 0 : -ESTALE;
+}
+
+/*
+ * A dentry that is its own parent but not its mount's root: disconnected
+ * (a file handle's, after its dentry was evicted). No path names it, and
+ * no directory it is in can be seen: refused whatever the policy, the
+ * cheap check first (a full walk follows where a rule must decide).
+ */
+static __always_inline bool disconnected(struct dentry *d, struct vfsmount *mnt)
+{
+	return BPF_CORE_READ(d, d_parent) == d && BPF_CORE_READ(mnt, mnt_root) != d;
+}
+
+#endif

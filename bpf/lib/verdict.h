@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Decisions and their records: the rule lookup, report() (count, build the
+ * audit record, send it, return the hook's answer), and the refusals no
+ * policy can lift (forbid, forbid_at).
+ */
+#ifndef SH_BPF_VERDICT_H
+#define SH_BPF_VERDICT_H
+
+#include "maps.h"
+#include "member.h"
+#include "path.h"
+
+/*
+ * Longest-prefix rule lookup for the resolved path in s->ev.path. len is what
+ * bpf_d_path returned (bytes including the NUL). Returns the rule action or
+ * 0 when no rule matches.
+ */
+static __always_inline __u32 lookup_rule(struct scratch *s, const struct member *m,
+					 __u8 kind, long len)
+{
+	__u32 *act, n;
+
+	if (len <= 0)
+		return 0;
+	n = len > SH_PATH_KEY_MAX ? SH_PATH_KEY_MAX : (__u32)len;
+	s->key.slot = m->slot;
+	s->key.kind = kind;
+	s->key.policy = m->policy;
+	bpf_probe_read_kernel(s->key.path, sizeof(s->key.path), s->ev.path);
+	s->key.prefixlen = 32 + n * 8;
+	act = bpf_map_lookup_elem(&rules, &s->key);
+	return act ? *act : 0;
+}
+
+/*
+ * What a refusal is about: the hook and operation, and the record fields
+ * that depend on them. The reason and the path come with each verdict.
+ */
+struct refusal {
+	__u32 hook;        /* enum sh_hook */
+	__u32 op;          /* enum sh_op */
+	__u32 flags;       /* SH_EVF_* */
+	__u32 op_flags;    /* open flags, signal, capability, ... */
+	__u32 target_pid;  /* signal and task hooks */
+};
+
+/*
+ * Record a refusal (or, in audit mode, a would-be refusal) and return what
+ * the hook must return. s is the scratch whose ev.path holds the name the
+ * resolver wrote (0: the record has no path); path_len is what the
+ * resolver returned: the length of that name with its NUL, or a negative
+ * error. The record carries the header and the name's own bytes only.
+ */
+static __always_inline int report(const struct member *m, struct scratch *s,
+				  const struct refusal *w, __u32 reason, long path_len)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	bool audit = m->flags & SH_PF_AUDIT;
+	int ret = audit ? 0 : -EPERM;
+	struct scratch *buf = s ? s : get_scratch();
+	struct sh_event *e;
+	__u32 n = 0;
+
+	count(SH_CNT_HOOK(w->hook, audit ? SH_CNT_AUDIT : SH_CNT_DENY));
+	if (!buf) {
+		count(SH_CNT_DROPPED);
+		return ret;
+	}
+	e = &buf->ev;
+	e->ktime_ns = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->origin = m->origin;
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->hook = w->hook;
+	e->action = audit ? SH_EV_AUDIT : SH_EV_DENY;
+	e->ret = ret;
+	e->reason = reason;
+	e->policy = m->policy;
+	e->slot = m->slot;
+	e->pad0 = 0;
+	e->flags = w->flags;
+	e->op = w->op;
+	e->op_flags = w->op_flags;
+	e->target_pid = w->target_pid;
+	e->path_err = path_len < 0 ? (__s32)path_len : 0;
+	if (s && s->err) {
+		/* A name for the record, and why it is not the object's. */
+		e->path_err = s->err;
+		s->err = 0;
+	}
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (s && path_len > 1)
+		n = (path_len - 1) & SH_PATH_MASK;
+	e->path_len = n;
+	e->path[n & SH_PATH_MASK] = 0;
+	if (bpf_ringbuf_output(&events, e, SH_EVENT_HDR_SIZE + n + 1, 0))
+		count(SH_CNT_DROPPED);
+	return ret;
+}
+
+/* ---- a tree cannot take the wall down ----------------------------------- */
+
+/* Operations no tree may perform, whatever its policy and its uid. */
+static __always_inline int forbid(struct member *m, __u32 hook, __u32 op, __u32 op_flags)
+{
+	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
+	return report(m, 0, &(struct refusal){ .hook = hook, .op = op, .op_flags = op_flags },
+		      SH_WHY_FORBIDDEN, 0);
+}
+
+static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
+				     struct dentry *dentry, struct vfsmount *mnt)
+{
+	struct scratch *s = get_scratch();
+
+	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
+	if (!s)
+		return -EPERM;
+	return report(m, s, &(struct refusal){ .hook = hook, .op = op },
+		      SH_WHY_FORBIDDEN, name_path(s, dentry, mnt));
+}
+
+#endif

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unix sockets: stream connects and datagram sends, judged on the peer's
+ * socket file (its path in the binder's mount namespace) against the
+ * policy's `[connect]` rules; abstract names by `abstract = deny`;
+ * sharnessd's control socket refused to every tree.
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+#include "lib/objects.h"
+
+/* ---- unix sockets: judged on the peer socket the kernel found ---------- */
+
+static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
+{
+	struct refusal w = { .hook = SH_HOOK_CONNECT, .op = op };
+	struct unix_sock *u = (void *)peer;
+	struct unix_address *addr;
+	struct dentry *dentry;
+	struct scratch *s;
+	__u32 act;
+	long len;
+	int alen;
+
+	count(SH_CNT_HOOK(SH_HOOK_CONNECT, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
+	dentry = BPF_CORE_READ(u, path.dentry);
+	/* sharnessd's control socket: whatever the policy and the uid, no
+	 * tree asks the daemon to untag it. */
+	if (dentry && ctl_ino && BPF_CORE_READ(dentry, d_inode, i_ino) == ctl_ino &&
+	    BPF_CORE_READ(dentry, d_sb, s_dev) == ctl_dev) {
+		s = get_scratch();
+		if (!s)
+			return -EPERM;
+		return report(m, s, &w, SH_WHY_PROTECTED, name_path(s, dentry, BPF_CORE_READ(u, path.mnt)));
+	}
+	if (!(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
+		return 0;
+	s = get_scratch();
+	if (!s)
+		return -EPERM;
+	if (dentry) {
+		if (!(m->flags & SH_PF_CONNECT_RULES))
+			return 0;
+		len = peer_path(s, dentry, BPF_CORE_READ(u, path.mnt));
+		if (len <= 0)
+			return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+		act = lookup_rule(s, m, SH_KEY_CONNECT, len);
+		if (act == SH_ACT_DENY)
+			return report(m, s, &w, SH_WHY_RULE, len);
+		return 0;
+	}
+	/* No file: an abstract name (sun_path starts with NUL), or unnamed. */
+	addr = BPF_CORE_READ(u, addr);
+	if (!addr || !(m->flags & SH_PF_ABSTRACT_DENY))
+		return 0;
+	alen = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
+	if (alen <= 0)
+		return 0;
+	if (alen > 108)
+		alen = 108;
+	/* "@" then the name's bytes, NULs included (the record keeps them). */
+	s->ev.path[0] = '@';
+	bpf_probe_read_kernel(&s->ev.path[1], (alen - 1) & 0x7f,
+			      (void *)addr->name[0].sun_path + 1);
+	w.flags = SH_EVF_ABSTRACT;
+	return report(m, s, &w, SH_WHY_ABSTRACT, alen + 1);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(sh_unix_stream_connect, struct sock *sock, struct sock *other,
+	     struct sock *newsk, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_unix_peer(&m, other, SH_OP_CONNECT);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(sh_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_unix_peer(&m, BPF_CORE_READ(other, sk), SH_OP_SEND);
+}
