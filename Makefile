@@ -45,7 +45,7 @@ SKEL      := $(BUILD)/sharness.skel.h
 COMMON_SRCS := user/policy.c user/json.c user/util.c user/enforcer.c user/audit.c user/control.c
 COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
 D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
-CTL_OBJS := $(BUILD)/sharnessctl.o $(COMMON_OBJS)
+CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(COMMON_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)

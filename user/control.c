@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
+/*
+ * Both ends of the control protocol (described in control.h): the client's
+ * request and reply reading, for sharnessctl; the daemon's socket, request
+ * parsing and replies, for sharnessd.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,7 +27,7 @@ static int fill_addr(struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
-int sh_ctl_connect(const char *path)
+static int connect_to(const char *path)
 {
 	struct sockaddr_un sa;
 	int fd, err;
@@ -41,7 +46,7 @@ int sh_ctl_connect(const char *path)
 	return fd;
 }
 
-int sh_ctl_send_request(int fd, int argc, const char *const *argv)
+static int send_request(int fd, int argc, const char *const *argv)
 {
 	char *buf;
 	size_t len = 0;
@@ -70,6 +75,9 @@ int sh_ctl_send_request(int fd, int argc, const char *const *argv)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/* Copies 'O' text to out, or appends it to *cap when cap is given, and 'E'
+ * text to err; returns the exit status sent by the daemon, or -errno if the
+ * daemon went away without one. */
 static int read_reply(int fd, FILE *out, FILE *err, char **cap, size_t *caplen)
 {
 	char *buf = malloc(SH_CTL_MAX_MSG + 1);
@@ -119,21 +127,18 @@ static int read_reply(int fd, FILE *out, FILE *err, char **cap, size_t *caplen)
 	return status;
 }
 
-int sh_ctl_read_reply(int fd, FILE *out, FILE *err)
+/* One request: connect, send, read the reply into out or cap (see read_reply). */
+static int call(const char *path, int argc, const char *const *argv, FILE *out, FILE *err,
+		char **cap, size_t *caplen)
 {
-	return read_reply(fd, out, err, NULL, NULL);
-}
-
-int sh_ctl_call(const char *path, int argc, const char *const *argv, FILE *out, FILE *err)
-{
-	int fd = sh_ctl_connect(path), ret;
+	int fd = connect_to(path), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = sh_ctl_send_request(fd, argc, argv);
+	ret = send_request(fd, argc, argv);
 	/* The daemon may have refused us before reading: read its reply. */
 	if (!ret || ret == -EPIPE || ret == -ECONNRESET) {
-		int r = read_reply(fd, out, err, NULL, NULL);
+		int r = read_reply(fd, out, err, cap, caplen);
 
 		ret = (!ret || r >= 0) ? r : ret;
 	}
@@ -141,24 +146,19 @@ int sh_ctl_call(const char *path, int argc, const char *const *argv, FILE *out, 
 	return ret;
 }
 
+int sh_ctl_call(const char *path, int argc, const char *const *argv, FILE *out, FILE *err)
+{
+	return call(path, argc, argv, out, err, NULL, NULL);
+}
+
 int sh_ctl_call_capture(const char *path, int argc, const char *const *argv, char **out, FILE *err)
 {
-	int fd = sh_ctl_connect(path), ret;
 	size_t len = 0;
 
 	*out = calloc(1, 1);
 	if (!*out)
 		return -ENOMEM;
-	if (fd < 0)
-		return fd;
-	ret = sh_ctl_send_request(fd, argc, argv);
-	if (!ret || ret == -EPIPE || ret == -ECONNRESET) {
-		int r = read_reply(fd, NULL, err, out, &len);
-
-		ret = (!ret || r >= 0) ? r : ret;
-	}
-	close(fd);
-	return ret;
+	return call(path, argc, argv, NULL, err, out, &len);
 }
 
 int sh_ctl_listen(const char *path)

@@ -16,16 +16,14 @@
 #define SH_CTL_MAX_ARGS  64
 #define SH_CTL_DEFAULT_SOCKET "/run/sharness/control.sock"
 
-int sh_ctl_connect(const char *path);
-int sh_ctl_send_request(int fd, int argc, const char *const *argv);
-/* Copies 'O' text to out, 'E' text to err; returns the exit status sent by
- * the daemon, or -errno if the daemon went away without one. */
-int sh_ctl_read_reply(int fd, FILE *out, FILE *err);
-/* One request: connect, send, read the reply. Returns the daemon's status or -errno. */
+/* The client's end. One request: connect, send, read the reply, copying 'O' text to out and
+ * 'E' text to err. Returns the exit status the daemon sent, or -errno if it
+ * could not be reached or went away without one. */
 int sh_ctl_call(const char *path, int argc, const char *const *argv, FILE *out, FILE *err);
 /* Like sh_ctl_call but collects the 'O' text into a malloc'd string. */
 int sh_ctl_call_capture(const char *path, int argc, const char *const *argv, char **out, FILE *err);
 
+/* The daemon's end. A listening socket at path, for root only. */
 int sh_ctl_listen(const char *path);
 /* Splits a request into argv (pointing into buf); -EINVAL if malformed:
  * empty, not NUL-terminated, too many arguments. */

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+/*
+ * sharnessctl run: asks sharnessd for a fresh tagged cgroup, starts the
+ * command in it (in a session and an IPC namespace of its own, as --user,
+ * in --workdir), supervises it (--timeout, the operator's signals), kills
+ * whatever is left in the cgroup when it ends and reports the end to the
+ * daemon, which logs it and removes the cgroup. The exit statuses are
+ * listed in sharnessctl.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "ctl.h"
+#include "util.h"
+
+#define RUN_EXIT_TIMEOUT 124
+#define RUN_EXIT_SETUP   125
+
+struct run_opts {
+	const char *policy, *workdir, *user;
+	unsigned long pids_max;
+	unsigned long timeout;
+};
+
+/* How the supervision ended. */
+struct run_end {
+	int status;		/* the command's wait status */
+	bool timed_out;
+	bool interrupted;	/* by got_signal, sent to sharnessctl */
+	int got_signal;
+};
+
+static int count_procs(const char *cg)
+{
+	char path[512], buf[65536];
+	ssize_t n;
+	int count = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	n = sh_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return 0;
+	for (ssize_t i = 0; i < n; i++)
+		count += buf[i] == '\n';
+	return count;
+}
+
+static bool populated(const char *cg)
+{
+	char path[512], buf[256];
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	if (sh_read_file(path, buf, sizeof(buf)) < 0)
+		return false;
+	return strstr(buf, "populated 1") != NULL;
+}
+
+/* Kill every process left in the cgroup and wait until it is empty.
+ * Returns how many processes were killed. */
+static int kill_tree(const char *cg)
+{
+	char path[512], buf[65536];
+	int killed = 0;
+
+	for (int round = 0; round < 1000 && populated(cg); round++) {
+		int n = count_procs(cg);
+
+		if (n > killed)
+			killed = n;
+		snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
+		if (sh_write_file(path, "1") < 0) {
+			/* No cgroup.kill: signal each process listed. */
+			snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+			if (sh_read_file(path, buf, sizeof(buf)) > 0)
+				for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+					kill(atoi(l), SIGKILL);
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		usleep(10000);
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return killed;
+}
+
+static int exec_status(int err)
+{
+	return (err == ENOENT || err == ENOTDIR) ? 127 : 126;
+}
+
+static void child(const struct run_opts *o, const char *cg, char **cmd)
+{
+	char procs[512];
+	int err;
+
+	/*
+	 * SysV shared memory, semaphores and message queues, and POSIX message
+	 * queues, of its own: root in the tree would otherwise attach the
+	 * host's segments (uid 0 owns them). Done before joining the tree,
+	 * which may not create namespaces.
+	 */
+	if (unshare(CLONE_NEWIPC) < 0) {
+		fprintf(stderr, "sharnessctl: cannot give the run an IPC namespace: %s\n",
+			strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	err = sh_write_file(procs, "0");
+	if (err) {
+		fprintf(stderr, "sharnessctl: cannot enter %s: %s\n", cg, strerror(-err));
+		_exit(RUN_EXIT_SETUP);
+	}
+	/*
+	 * A session of its own: the operator's terminal is not the tree's
+	 * controlling terminal, so the tree cannot take it over, hang it up or
+	 * be its foreground. Its standard streams stay as given; Ctrl-C reaches
+	 * this supervisor, which ends the whole run.
+	 */
+	if (setsid() < 0) {
+		fprintf(stderr, "sharnessctl: setsid: %s\n", strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
+	if (o->user) {
+		struct passwd *pw = getpwnam(o->user);
+
+		if (!pw) {
+			fprintf(stderr, "sharnessctl: no user '%s'\n", o->user);
+			_exit(RUN_EXIT_SETUP);
+		}
+		if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) ||
+		    setuid(pw->pw_uid)) {
+			fprintf(stderr, "sharnessctl: cannot become %s: %s\n", o->user, strerror(errno));
+			_exit(RUN_EXIT_SETUP);
+		}
+	}
+	if (o->workdir && chdir(o->workdir) < 0) {
+		fprintf(stderr, "sharnessctl: cannot enter %s: %s\n", o->workdir, strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
+	execvp(cmd[0], cmd);
+	err = errno;
+	fprintf(stderr, "sharnessctl: cannot execute %s: %s\n", cmd[0], strerror(err));
+	_exit(exec_status(err));
+}
+
+static int run_opt(int opt, const char *arg, void *ctx)
+{
+	struct run_opts *o = ctx;
+	char *end;
+
+	switch (opt) {
+	case 'p': o->policy = arg; return 0;
+	case 'w': o->workdir = arg; return 0;
+	case 'u': o->user = arg; return 0;
+	}
+	errno = 0;
+	if (opt == 'm')
+		o->pids_max = strtoul(arg, &end, 10);
+	else
+		o->timeout = strtoul(arg, &end, 10);
+	if (errno || *end || !*arg) {
+		fprintf(stderr, "sharnessctl: bad number '%s'\n", arg);
+		return RUN_EXIT_SETUP;
+	}
+	return 0;
+}
+
+/* Returns the index of CMD in argv, or -1 after saying what is wrong. */
+static int run_parse(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, 0, 'p' },
+		{ "workdir", required_argument, 0, 'w' },
+		{ "pids-max", required_argument, 0, 'm' },
+		{ "timeout", required_argument, 0, 't' },
+		{ "user", required_argument, 0, 'u' },
+		{ 0 }
+	};
+
+	if (ctl_getopt(argc, argv, "+p:w:m:t:u:", opts, run_opt, o))
+		return -1;
+	if (!o->policy || optind >= argc) {
+		fprintf(stderr, "sharnessctl: run needs --policy NAME and a command after --\n");
+		return -1;
+	}
+	return optind;
+}
+
+/* The daemon creates and tags the run's cgroup: returns 0 with its id and
+ * path, or -1 after saying why not. */
+static int run_begin(const struct run_opts *o, const char *cmd, unsigned *run_id,
+		     char cg[static 256])
+{
+	char pids[32], *reply = NULL;
+	const char *req[] = { "run-begin", o->policy, pids, cmd };
+	int ret;
+
+	snprintf(pids, sizeof(pids), "%lu", o->pids_max);
+	ret = sh_ctl_call_capture(ctl_sock_path, 4, req, &reply, stderr);
+	if (ret != 0) {
+		free(reply);
+		ctl_daemon_status(ret);
+		return -1;
+	}
+	if (sscanf(reply, "%u %255s", run_id, cg) != 2) {
+		fprintf(stderr, "sharnessctl: bad reply from sharnessd: %s\n", reply);
+		free(reply);
+		return -1;
+	}
+	free(reply);
+	return 0;
+}
+
+/* Waits until the command ends, the timeout fires or a signal asks the run
+ * to stop, reaping the orphans reparented to us on the way. */
+static void run_wait(int sfd, int tfd, pid_t pid, struct run_end *e)
+{
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+		pid_t w;
+
+		if (poll(pfd, tfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			return;
+		if (tfd >= 0 && (pfd[1].revents & POLLIN)) {
+			e->timed_out = true;
+			return;
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		if (read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			e->interrupted = true;
+			e->got_signal = si.ssi_signo;
+			return;
+		}
+		while ((w = waitpid(-1, &e->status, WNOHANG)) > 0)
+			if (w == pid)
+				return;
+	}
+}
+
+/* Starts CMD in the cgroup and supervises it until it ends. Returns -1 if
+ * it could not be started. */
+static int run_supervise(const struct run_opts *o, const char *cg, char **cmd,
+			 struct run_end *e)
+{
+	int sfd, tfd = -1;
+	sigset_t mask;
+	pid_t pid;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	/* Orphans of the run are reparented to us, so we can reap them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sharnessctl: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_UNBLOCK, &mask, NULL);
+		child(o, cg, cmd);
+	}
+	if (o->timeout) {
+		struct itimerspec its = { .it_value = { .tv_sec = o->timeout } };
+
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		timerfd_settime(tfd, 0, &its, NULL);
+	}
+	run_wait(sfd, tfd, pid, e);
+	return pid;
+}
+
+/* Sets the run's end as the daemon logs it (st) and returns sharnessctl's
+ * exit status. */
+static int run_verdict(const struct run_end *e, unsigned run_id, unsigned long timeout,
+		       char *st, size_t stlen)
+{
+	int exit_code;
+
+	if (e->timed_out) {
+		exit_code = RUN_EXIT_TIMEOUT;
+		snprintf(st, stlen, "timeout");
+		fprintf(stderr, "sharnessctl: run %u timed out after %lus\n", run_id, timeout);
+	} else if (e->interrupted) {
+		exit_code = 128 + e->got_signal;
+		snprintf(st, stlen, "interrupted:%d", e->got_signal);
+	} else if (WIFEXITED(e->status)) {
+		exit_code = WEXITSTATUS(e->status);
+		snprintf(st, stlen, "exit:%d", exit_code);
+	} else {
+		exit_code = 128 + WTERMSIG(e->status);
+		snprintf(st, stlen, "signal:%d", WTERMSIG(e->status));
+	}
+	return exit_code;
+}
+
+/* The daemon logs the run's last events, untags and removes the cgroup. */
+static void run_finish(unsigned run_id, const char *cg, int exit_code, const char *st, int killed)
+{
+	char id[32], killed_s[16];
+	const char *req[] = { "run-end", id, exit_code == RUN_EXIT_SETUP ? "setup-failed" : st,
+			      killed_s };
+	int ret;
+
+	snprintf(id, sizeof(id), "%u", run_id);
+	snprintf(killed_s, sizeof(killed_s), "%d", exit_code == RUN_EXIT_SETUP ? 0 : killed);
+	ret = sh_ctl_call(ctl_sock_path, 4, req, stdout, stderr);
+	if (ret != 0)
+		fprintf(stderr, "sharnessctl: could not report the end of run %u to sharnessd (%s)\n",
+			run_id, ret < 0 ? strerror(-ret) : "refused");
+	if (rmdir(cg) < 0 && errno != ENOENT)
+		fprintf(stderr, "sharnessctl: cannot remove %s: %s\n", cg, strerror(errno));
+}
+
+int ctl_run(int argc, char **argv)
+{
+	struct run_opts o = {};
+	struct run_end e = {};
+	char cg[256], st[32] = "";
+	unsigned run_id;
+	int cmd, killed = 0, exit_code;
+	pid_t pid;
+
+	cmd = run_parse(argc, argv, &o);
+	if (cmd < 0 || run_begin(&o, argv[cmd], &run_id, cg) < 0)
+		return RUN_EXIT_SETUP;
+	pid = run_supervise(&o, cg, argv + cmd, &e);
+	if (pid < 0) {
+		exit_code = RUN_EXIT_SETUP;
+	} else {
+		killed = kill_tree(cg);
+		if (e.timed_out || e.interrupted) {
+			/* The command itself was among those killed. */
+			waitpid(pid, &e.status, 0);
+		}
+		exit_code = run_verdict(&e, run_id, o.timeout, st, sizeof(st));
+		fprintf(stderr, "sharnessctl: run %u ended (%s); killed %d process%s left in %s\n",
+			run_id, st, killed, killed == 1 ? "" : "es", cg);
+	}
+	run_finish(run_id, cg, exit_code, st, killed);
+	return exit_code;
+}
