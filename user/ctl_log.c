@@ -154,6 +154,9 @@ static void follow_rotation(const struct log_opts *o, FILE **f, char **buf, size
 		FILE *nf = fopen(o->file, "r");
 
 		if (nf) {
+			/* The last read hit end of file; what was appended
+			 * since, before the rename, is still to be shown. */
+			clearerr(*f);
 			show_rest(o, *f, buf, cap);
 			fclose(*f);
 			*f = nf;
