@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sharness policy files: loading a set of them, the checks across files,
- * and the policy and error-list types.  One file is read by
+ * and the policy type.  One file is read by
  * policy_parse.c; what its keys mean is in policy_keys.c.
  */
 #define _GNU_SOURCE
@@ -9,60 +9,9 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Returns false if the message could not be stored (out of memory). */
-static bool errors_addv(struct sh_errors *e, const char *fmt, va_list ap)
-{
-	char *msg, **msgs;
-
-	if (!e)
-		return true;
-	if (vasprintf(&msg, fmt, ap) < 0)
-		return false;
-	msgs = realloc(e->msgs, (e->n + 1) * sizeof(*msgs));
-	if (!msgs) {
-		free(msg);
-		return false;
-	}
-	msgs[e->n++] = msg;
-	e->msgs = msgs;
-	return true;
-}
-
-bool sh_errors_addf(struct sh_errors *e, const char *fmt, ...)
-{
-	va_list ap;
-	bool ok;
-
-	va_start(ap, fmt);
-	ok = errors_addv(e, fmt, ap);
-	va_end(ap);
-	return ok;
-}
-
-void sh_errors_add(struct sh_errors *e, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	errors_addv(e, fmt, ap);
-	va_end(ap);
-}
-
-void sh_errors_free(struct sh_errors *e)
-{
-	if (!e)
-		return;
-	for (size_t i = 0; i < e->n; i++)
-		free(e->msgs[i]);
-	free(e->msgs);
-	e->msgs = NULL;
-	e->n = 0;
-}
 
 bool sh_policy_has_kind(const struct sh_policy *p, enum sh_rule_kind k)
 {
