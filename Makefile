@@ -42,7 +42,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-par
 BPF_OBJ   := $(BUILD)/sharness.bpf.o
 SKEL      := $(BUILD)/sharness.skel.h
 
-COMMON_SRCS := user/policy.c user/json.c user/util.c user/enforcer.c user/audit.c user/control.c
+COMMON_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
+	       user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
+	       user/enforcer.c user/audit.c user/control.c
 COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
 D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(COMMON_OBJS)
@@ -98,7 +100,8 @@ FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Iinclude -Iuser $(WARN)
-FUZZ_SRCS_policy  := user/policy.c
+FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
+		     user/policy_errors.c user/rules.c
 FUZZ_SRCS_control := user/control.c user/util.c
 FUZZ_SRCS_json    := user/json.c
 

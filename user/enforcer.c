@@ -841,6 +841,8 @@ const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t 
  * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
  * so it is refused rather than accepted and not enforced.
  */
+#include "compile.h"
+
 static int tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
 {
 	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
@@ -898,153 +900,38 @@ static int clear_slot_rules(int fd, unsigned slot)
 	}
 }
 
-static int put_rule(int fd, unsigned slot, unsigned kind, unsigned policy,
-		    const char *path, size_t len, bool with_nul, uint32_t act)
-{
-	struct sh_rule_key key;
-	size_t n = len + (with_nul ? 1 : 0);
-
-	if (n > SH_PATH_KEY_MAX)
-		return -ENAMETOOLONG;
-	memset(&key, 0, sizeof(key));
-	key.slot = slot;
-	key.kind = kind;
-	key.policy = policy;
-	memcpy(key.path, path, len);
-	key.prefixlen = 32 + n * 8;
-	if (bpf_map_update_elem(fd, &key, &act, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
-static void rule_target(enum sh_rule_kind k, unsigned *kind, uint32_t *act)
-{
-	switch (k) {
-	case SH_EXEC_ALLOW:    *kind = SH_KEY_EXEC;    *act = SH_ACT_ALLOW; break;
-	case SH_EXEC_DENY:     *kind = SH_KEY_EXEC;    *act = SH_ACT_DENY;  break;
-	case SH_FILE_WRITE:    *kind = SH_KEY_FILE;    *act = SH_ACT_WRITE; break;
-	case SH_FILE_DENY:     *kind = SH_KEY_FILE;    *act = SH_ACT_DENY;  break;
-	case SH_CONNECT_ALLOW: *kind = SH_KEY_CONNECT; *act = SH_ACT_ALLOW; break;
-	case SH_CONNECT_DENY:  *kind = SH_KEY_CONNECT; *act = SH_ACT_DENY;  break;
-	case SH_EXEC_LIB:      *kind = SH_KEY_EXEC;    *act = SH_ACT_LIB;   break;
-	case SH_FILE_DEVICE:   *kind = SH_KEY_DEVICE;  *act = SH_ACT_ALLOW; break;
-	}
-}
-
-/*
- * The path the kernel will report for a rule: symlinks in a rule that
- * exists on this host are resolved (on Debian /bin/bash runs as
- * /usr/bin/bash). A rule for something that does not exist yet stays as
- * written.
- */
-static void canonical_rule(const struct sh_rule *r, char *out, size_t n)
-{
-	char real[PATH_MAX];
-	char tmp[PATH_MAX];
-	size_t len = strlen(r->path);
-
-	snprintf(out, n, "%s", r->path);
-	snprintf(tmp, sizeof(tmp), "%s", r->path);
-	if (r->dir && len > 1)
-		tmp[len - 1] = 0;
-	if (!realpath(tmp, real))
-		return;
-	if (r->dir && strcmp(real, "/") != 0)
-		snprintf(out, n, "%s/", real);
-	else
-		snprintf(out, n, "%s", real);
-}
-
-/*
- * Where executable libraries may come from when a policy has an exec
- * allowlist and no `lib` rule of its own: the system library directories
- * (the dynamic loader lives there too). Programs in the allowlist keep
- * working; a library or loader payload elsewhere cannot be mapped.
- */
-static const char *const default_lib_dirs[] = { "/usr/lib/", "/usr/lib64/", "/usr/local/lib/" };
-
+/* Writes policy p's rules, as policy `id` of `slot`, into the rules map. */
 static int write_policy_rules(int fd, unsigned slot, unsigned id,
 			      const struct sh_policy *p, struct sh_errors *errs)
 {
-	char path[PATH_MAX + 2];
+	struct sh_compiled c;
 	int err;
 
-	if (sh_policy_has_kind(p, SH_EXEC_ALLOW) && !sh_policy_has_kind(p, SH_EXEC_LIB)) {
-		for (size_t i = 0; i < sizeof(default_lib_dirs) / sizeof(default_lib_dirs[0]); i++) {
-			err = put_rule(fd, slot, SH_KEY_EXEC, id, default_lib_dirs[i],
-				       strlen(default_lib_dirs[i]), false, SH_ACT_LIB);
-			if (err) {
-				sh_errors_add(errs, "%s: cannot store default lib rule: %s",
-					      p->file, strerror(-err));
-				return err;
-			}
-		}
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sh_rule *r = &p->rules[i];
+
+		if (r->key && strcmp(r->key, r->path) != 0)
+			sh_dbg("%s:%d: rule %s resolves to %s", p->file, r->line, r->path, r->key);
 	}
+	err = sh_compile_rules(p, slot, id, &c, errs);
+	if (err)
+		return err;
+	for (size_t i = 0; i < c.n; i++) {
+		const struct sh_compiled_rule *r = &c.rules[i];
 
-	/*
-	 * Two passes: a directory rule also covers the directory itself (its
-	 * path with a NUL); an explicit rule for that exact path, written in
-	 * the second pass, takes precedence over it.
-	 */
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < p->nrules; i++) {
-			const struct sh_rule *r = &p->rules[i];
-			unsigned kind = 0;
-			uint32_t act = 0;
-			size_t len;
-
-			rule_target(r->kind, &kind, &act);
-			canonical_rule(r, path, sizeof(path));
-			len = strlen(path);
-			if (len + 1 > SH_PATH_KEY_MAX) {
-				sh_errors_add(errs, "%s:%d: rule path %s resolves to %zu bytes, more than %d",
-					      p->file, r->line, r->path, len, SH_PATH_KEY_MAX - 1);
-				return -ENAMETOOLONG;
-			}
-			if (strcmp(path, r->path) != 0)
-				sh_dbg("%s:%d: rule %s resolves to %s", p->file, r->line, r->path, path);
-			if (pass == 0) {
-				if (!r->dir)
-					continue;
-				err = put_rule(fd, slot, kind, id, path, len, false, act);
-				if (!err && len > 1)
-					err = put_rule(fd, slot, kind, id, path, len - 1, true, act);
-			} else {
-				if (r->dir)
-					continue;
-				err = put_rule(fd, slot, kind, id, path, len, true, act);
-			}
-			if (err) {
-				sh_errors_add(errs, "%s:%d: cannot store rule %s: %s",
-					      p->file, r->line, r->path, strerror(-err));
-				return err;
-			}
-		}
+		if (!bpf_map_update_elem(fd, &r->key, &r->act, BPF_ANY))
+			continue;
+		err = -errno;
+		if (r->rule)
+			sh_errors_add(errs, "%s:%d: cannot store rule %s: %s",
+				      p->file, r->rule->line, r->rule->path, strerror(-err));
+		else
+			sh_errors_add(errs, "%s: cannot store default lib rule: %s",
+				      p->file, strerror(-err));
+		break;
 	}
-	return 0;
-}
-
-static uint32_t policy_flags(const struct sh_policy *p)
-{
-	uint32_t f = SH_PF_VALID;
-
-	if (p->mode == SH_MODE_AUDIT)
-		f |= SH_PF_AUDIT;
-	if (sh_policy_has_kind(p, SH_EXEC_ALLOW))
-		f |= SH_PF_EXEC_ALLOWLIST;
-	if (sh_policy_has_kind(p, SH_EXEC_ALLOW) || sh_policy_has_kind(p, SH_EXEC_DENY))
-		f |= SH_PF_EXEC_RULES;
-	if (sh_policy_has_kind(p, SH_FILE_WRITE))
-		f |= SH_PF_FILE_WRITELIST;
-	if (sh_policy_has_kind(p, SH_FILE_DENY))
-		f |= SH_PF_FILE_DENY;
-	if (p->abstract_deny)
-		f |= SH_PF_ABSTRACT_DENY;
-	if (p->signal_scope == SH_SCOPE_TREE)
-		f |= SH_PF_SIGNAL_TREE;
-	if (sh_policy_has_kind(p, SH_CONNECT_ALLOW) || sh_policy_has_kind(p, SH_CONNECT_DENY))
-		f |= SH_PF_CONNECT_RULES;
-	return f;
+	sh_compile_free(&c);
+	return err;
 }
 
 static void bump_gen(struct sh_enforcer *e)
@@ -1052,50 +939,55 @@ static void bump_gen(struct sh_enforcer *e)
 	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
 }
 
-int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
-		      struct sh_errors *errs)
+/* Appends a copy of t (its strings duplicated) to the list *v of *n. */
+static int push_tag(struct sh_tag_entry **v, size_t *n, size_t *cap,
+		    const struct sh_tag_entry *t)
 {
-	int rules_fd = bpf_map__fd(e->skel->maps.rules);
-	int pol_fd = bpf_map__fd(e->skel->maps.policies);
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	unsigned old = e->slot, ns = !e->slot;
-	struct sh_tag_entry *nt = NULL;
-	size_t nnt = 0, cap = 0;
-	size_t ntag_new = 0;
-	int err = 0;
+	struct sh_tag_entry *e;
 
-	if (set->n > SH_MAX_POLICIES) {
-		sh_errors_add(errs, "%zu policies, at most %d", set->n, SH_MAX_POLICIES);
-		return -E2BIG;
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+
+		e = realloc(*v, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		*v = e;
+		*cap = ncap;
 	}
+	e = &(*v)[(*n)++];
+	*e = *t;
+	e->path = strdup(t->path);
+	e->policy = strdup(t->policy);
+	return e->path && e->policy ? 0 : -ENOMEM;
+}
 
-	/* The new tag list: cgroups the policies name, then runtime tags. */
+/*
+ * The tag list of a new set: the cgroups its policies name, then the
+ * runtime tags of e, each of which must name a policy of the set.
+ */
+static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
+			struct sh_tag_entry **nt, size_t *nnt, struct sh_errors *errs)
+{
+	size_t cap = 0;
+	int err;
+
 	for (size_t i = 0; i < set->n; i++) {
 		const struct sh_policy *p = &set->pols[i];
 
 		for (size_t c = 0; c < p->ncgroups; c++) {
-			uint64_t id;
-
+			struct sh_tag_entry t = { .from_policy = true, .path = p->cgroups[c],
+						  .policy = p->name };
 			char why[512];
 
-			err = tag_id(p->cgroups[c], &id, why, sizeof(why));
+			err = tag_id(p->cgroups[c], &t.cgid, why, sizeof(why));
 			if (err) {
 				sh_errors_add(errs, "%s:%d: %s", p->file,
 					      p->cgroup_lines ? p->cgroup_lines[c] : 0, why);
-				goto out;
+				return err;
 			}
-			if (nnt == cap) {
-				struct sh_tag_entry *t;
-
-				cap = cap ? cap * 2 : 8;
-				t = realloc(nt, cap * sizeof(*nt));
-				if (!t) { err = -ENOMEM; goto out; }
-				nt = t;
-			}
-			nt[nnt] = (struct sh_tag_entry){ .cgid = id, .from_policy = true,
-				.path = strdup(p->cgroups[c]), .policy = strdup(p->name) };
-			nnt++;
-			if (!nt[nnt - 1].path || !nt[nnt - 1].policy) { err = -ENOMEM; goto out; }
+			err = push_tag(nt, nnt, &cap, &t);
+			if (err)
+				return err;
 		}
 	}
 	for (size_t i = 0; i < e->ntags; i++) {
@@ -1106,57 +998,65 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		if (policy_index(set, t->policy) < 0) {
 			sh_errors_add(errs, "policy '%s' is in use by %s %s; untag it or end the run first",
 				      t->policy, t->run_id ? "run cgroup" : "tagged cgroup", t->path);
-			err = -EBUSY;
-			goto out;
+			return -EBUSY;
 		}
-		if (nnt == cap) {
-			struct sh_tag_entry *tt;
-
-			cap = cap ? cap * 2 : 8;
-			tt = realloc(nt, cap * sizeof(*nt));
-			if (!tt) { err = -ENOMEM; goto out; }
-			nt = tt;
-		}
-		nt[nnt] = (struct sh_tag_entry){ .cgid = t->cgid, .run_id = t->run_id,
-			.path = strdup(t->path), .policy = strdup(t->policy) };
-		nnt++;
-		if (!nt[nnt - 1].path || !nt[nnt - 1].policy) { err = -ENOMEM; goto out; }
+		err = push_tag(nt, nnt, &cap, &(struct sh_tag_entry){ .cgid = t->cgid,
+			.run_id = t->run_id, .path = t->path, .policy = t->policy });
+		if (err)
+			return err;
 	}
-	for (size_t i = 0; i < nnt; i++)
+	for (size_t i = 0; i < *nnt; i++)
 		for (size_t j = 0; j < i; j++)
-			if (nt[i].cgid == nt[j].cgid) {
+			if ((*nt)[i].cgid == (*nt)[j].cgid) {
 				sh_errors_add(errs, "cgroup %s is tagged twice (policies '%s' and '%s')",
-					      nt[i].path, nt[j].policy, nt[i].policy);
-				err = -EEXIST;
-				goto out;
+					      (*nt)[i].path, (*nt)[j].policy, (*nt)[i].policy);
+				return -EEXIST;
 			}
+	return 0;
+}
 
-	/* Fill the inactive slot. */
-	err = clear_slot_rules(rules_fd, ns);
-	if (err) {
-		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
-		goto out;
-	}
+/* Fills slot ns (not in force) with the rules and policy table of set. */
+static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		     struct sh_errors *errs)
+{
+	int rules_fd = bpf_map__fd(e->skel->maps.rules);
+	int pol_fd = bpf_map__fd(e->skel->maps.policies);
+	int err;
+
 	for (size_t i = 0; i < set->n; i++) {
 		err = write_policy_rules(rules_fd, ns, i, &set->pols[i], errs);
 		if (err)
-			goto out_clear;
+			return err;
 	}
 	for (uint32_t i = 0; i < SH_MAX_POLICIES; i++) {
 		struct sh_policy_conf conf = {};
 		uint32_t idx = ns * SH_MAX_POLICIES + i;
 
 		if (i < set->n) {
-			conf.flags = policy_flags(&set->pols[i]);
+			conf.flags = sh_compile_flags(&set->pols[i]);
 			conf.caps = set->pols[i].caps_allow;
 		}
 		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
 			err = -errno;
 			sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));
-			goto out_clear;
+			return err;
 		}
 	}
-	/* Tags: every cgroup tagged now or after gets its new-slot policy. */
+	return 0;
+}
+
+/*
+ * Gives every cgroup of the new tag list its policy in slot ns, and takes
+ * slot ns from the tags the list drops; entries keep their policy in the
+ * slot in force.  *ntag_new: how many were written.
+ */
+static int tag_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		    const struct sh_tag_entry *nt, size_t nnt, size_t *ntag_new,
+		    struct sh_errors *errs)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	int err;
+
 	for (size_t i = 0; i < nnt; i++) {
 		struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
 
@@ -1166,9 +1066,9 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		if (bpf_map_update_elem(tags_fd, &nt[i].cgid, &v, BPF_ANY)) {
 			err = -errno;
 			sh_errors_add(errs, "cannot tag %s: %s", nt[i].path, strerror(-err));
-			goto out_clear; /* entries with policy[old] set are unchanged in force */
+			return err; /* entries with policy[old] set are unchanged in force */
 		}
-		ntag_new++;
+		(*ntag_new)++;
 	}
 	for (size_t i = 0; i < e->ntags; i++) {
 		struct sh_cgroup_tag v;
@@ -1181,16 +1081,15 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		v.policy[ns] = SH_POLICY_NONE;
 		bpf_map_update_elem(tags_fd, &e->tags[i].cgid, &v, BPF_ANY);
 	}
+	return 0;
+}
 
-	/* Switch: one store makes the new slot the one in force. */
-	if (ntag_new > e->skel->bss->ntagged)
-		e->skel->bss->ntagged = ntag_new;
-	__atomic_store_n(&e->skel->bss->active_slot, ns, __ATOMIC_SEQ_CST);
-	bump_gen(e);
-	e->slot = ns;
+/* Drops every tag the new list does not have (including any left by a
+ * previous daemon whose record was lost). */
+static void drop_stale_tags(struct sh_enforcer *e, const struct sh_tag_entry *nt, size_t nnt)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
 
-	/* Drop every tag the new set does not have (including any left by a
-	 * previous daemon whose record was lost). */
 	for (;;) {
 		__u64 key, next;
 		void *prev = NULL;
@@ -1213,6 +1112,21 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		sh_log("dropped tag of cgroup id %llu: no policy or run claims it",
 		       (unsigned long long)next);
 	}
+}
+
+/* Makes slot ns the one in force, then keeps the new set and tag list
+ * (taking both over). */
+static void switch_slot(struct sh_enforcer *e, unsigned ns, struct sh_policy_set *set,
+			struct sh_tag_entry *nt, size_t nnt, size_t ntag_new)
+{
+	/* One store makes the new slot the one in force. */
+	if (ntag_new > e->skel->bss->ntagged)
+		e->skel->bss->ntagged = ntag_new;
+	__atomic_store_n(&e->skel->bss->active_slot, ns, __ATOMIC_SEQ_CST);
+	bump_gen(e);
+	e->slot = ns;
+
+	drop_stale_tags(e, nt, nnt);
 	e->skel->bss->ntagged = ntag_new;
 	bump_gen(e);
 
@@ -1226,13 +1140,43 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	sh_policy_set_free(&e->set);
 	e->set = *set;
 	memset(set, 0, sizeof(*set));
-	(void)old;
 	save_state(e);
+}
+
+int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
+		      struct sh_errors *errs)
+{
+	int rules_fd = bpf_map__fd(e->skel->maps.rules);
+	unsigned ns = !e->slot;
+	struct sh_tag_entry *nt = NULL;
+	size_t nnt = 0, ntag_new = 0;
+	int err;
+
+	if (set->n > SH_MAX_POLICIES) {
+		sh_errors_add(errs, "%zu policies, at most %d", set->n, SH_MAX_POLICIES);
+		return -E2BIG;
+	}
+	err = new_tag_list(e, set, &nt, &nnt, errs);
+	if (err)
+		goto out;
+
+	/* Fill the inactive slot. */
+	err = clear_slot_rules(rules_fd, ns);
+	if (err) {
+		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
+		goto out;
+	}
+	err = fill_slot(e, ns, set, errs);
+	if (!err)
+		err = tag_slot(e, ns, set, nt, nnt, &ntag_new, errs);
+	if (err) {
+		/* The active slot was never touched: the old policy stays in force. */
+		clear_slot_rules(rules_fd, ns);
+		goto out;
+	}
+	switch_slot(e, ns, set, nt, nnt, ntag_new);
 	return 0;
 
-out_clear:
-	/* The active slot was never touched: the old policy stays in force. */
-	clear_slot_rules(rules_fd, ns);
 out:
 	free_tags(nt, nnt);
 	return err;

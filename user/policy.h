@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * sharness policy files: parsing, validation and loading.
  *
@@ -6,7 +7,7 @@
  *   [policy]   name = <[A-Za-z0-9_.-]{1,63}>   (required, once)
  *              mode = enforce | audit          (default enforce, once)
  *              cgroup = <absolute path>        (optional, repeatable)
- *   [exec]     allow = <path>    deny = <path>
+ *   [exec]     allow = <path>    deny = <path>    lib = <path>
  *   [file]     write = <path>    deny = <path>    device = <path>
  *   [connect]  allow = <path>    deny = <path>   abstract = allow | deny
  *   [signal]   scope = tree | any
@@ -15,6 +16,9 @@
  *                           the tree beyond SH_CAPS_TREE_DEFAULT, e.g. sys_nice)
  *
  * A rule path ending in '/' names a directory and everything below it.
+ * Rule keys and what they mean are listed once, in rules.c.  A rule for a
+ * path that exists on this host is resolved (symlinks) while the file is
+ * read; the result must fit in a rules-map key (SH_PATH_KEY_MAX).
  * Section and key names are case-sensitive.  Comments start a line with
  * '#' or ';', or follow whitespace inside a value ("allow = /x   # why").
  * Every problem is reported as "FILE:LINE: message"; a file with any problem
@@ -26,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rules.h"
+
 #define SH_RULE_PATH_MAX 190      /* bytes, including a trailing '/' */
 #define SH_MAX_POLICIES 64
 #define SH_MAX_RULES_PER_POLICY 1024
@@ -36,22 +42,16 @@
 
 enum sh_mode { SH_MODE_ENFORCE = 0, SH_MODE_AUDIT = 1 };
 enum sh_scope { SH_SCOPE_ANY = 0, SH_SCOPE_TREE = 1 };
-enum sh_rule_kind {
-	SH_EXEC_ALLOW,
-	SH_EXEC_DENY,
-	SH_FILE_WRITE,
-	SH_FILE_DENY,
-	SH_CONNECT_ALLOW,
-	SH_CONNECT_DENY,
-	SH_EXEC_LIB,      /* may be mapped executable (a library), not executed */
-	SH_FILE_DEVICE,   /* a device node the tree may open (beyond the default set) */
-};
-
 struct sh_rule {
 	enum sh_rule_kind kind;
 	char *path;   /* as written, e.g. "/usr/lib/git-core/" */
 	bool dir;     /* path ends in '/' */
 	int line;
+	/* The path the kernel reports for it: path with symlinks resolved if
+	 * it exists on this host, else path; ends in '/' if dir.  keylen + 1
+	 * (its NUL) fits in a rules-map key. */
+	char *key;
+	size_t keylen;
 };
 
 struct sh_policy {
@@ -106,7 +106,6 @@ void sh_errors_add(struct sh_errors *e, const char *fmt, ...) __attribute__((for
 void sh_errors_free(struct sh_errors *e);       /* NULL-safe, zeroes */
 
 bool sh_policy_has_kind(const struct sh_policy *p, enum sh_rule_kind k);
-const char *sh_rule_kind_name(enum sh_rule_kind k);   /* "exec allow", ... */
 /* "CAP_SYS_TIME" for 25; NULL for a number this build does not know. */
 const char *sh_cap_name(unsigned cap);
 /* 25 for "sys_time", "CAP_SYS_TIME" (any case); -1 if unknown. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "sharness.h"
 
 static char path[64];
 static int fd = -1;
@@ -34,6 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (err == 0 && (!p.name || !p.name[0]))
 		abort();
+	/* An accepted rule always fits a rules-map key with its NUL. */
+	for (size_t i = 0; i < p.nrules; i++)
+		if (!p.rules[i].key || strlen(p.rules[i].key) != p.rules[i].keylen ||
+		    p.rules[i].keylen + 1 > SH_PATH_KEY_MAX)
+			abort();
 	for (size_t i = 0; i < errs.n; i++)
 		if (strncmp(errs.msgs[i], path, strlen(path)) != 0)
 			abort(); /* every error names its file */

@@ -1,5 +1,6 @@
 /*
- * Unit tests for the policy parser and loader (user/policy.c).
+ * Unit tests for the policy parser and loader (user/policy*.c) and the
+ * rule-kind table (user/rules.c).
  *
  * Usage: test_policy [DATA_DIR]   (else $SH_TEST_DATA, else tests/unit/data)
  * The shipped policies are read from DATA_DIR/../../../policies unless
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "sharness.h"
 
 /* room for an expected message naming two files */
 #define WANT_MAX (3 * PATH_MAX)
@@ -427,6 +429,109 @@ static void test_rule_path_max(void **state)
 	snprintf(want, sizeof(want), "4: path too long (191 bytes, max 190): '%s'", c191);
 	snprintf(want2, sizeof(want2), "5: path too long (191 bytes, max 190): '%s'", d191);
 	expect_errors("err_path_max.policy", -EINVAL, 2, want, want2);
+}
+
+/* Each rule keeps the path the kernel reports: symlinks resolved when the
+ * path exists here, as written otherwise. */
+static void test_rule_keys(void **state)
+{
+	char *dir = make_tmpdir(), real[PATH_MAX], link[PATH_MAX], buf[4 * PATH_MAX];
+	char path[PATH_MAX], want[PATH_MAX + 1];
+	struct sh_policy p;
+	struct sh_errors e = { 0 };
+
+	(void)state;
+	snprintf(real, sizeof(real), "%s/real", dir);
+	assert_int_equal(mkdir(real, 0700), 0);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink(real, link), 0);
+	snprintf(buf, sizeof(buf),
+		 "[policy]\nname = k\n[exec]\nallow = %s/\nallow = %s\n"
+		 "allow = /nonexistent/sharness/x\n[file]\nwrite = /\n", link, link);
+	write_file(dir, "k.policy", buf);
+	snprintf(path, sizeof(path), "%s/k.policy", dir);
+	assert_int_equal(sh_policy_parse_file(path, &p, &e), 0);
+	assert_int_equal(p.nrules, 4);
+	assert_non_null(realpath(real, path));
+	snprintf(want, sizeof(want), "%s/", path);
+	assert_string_equal(p.rules[0].key, want);
+	assert_int_equal(p.rules[0].keylen, strlen(want));
+	assert_string_equal(p.rules[1].key, path);
+	assert_string_equal(p.rules[2].key, "/nonexistent/sharness/x");
+	assert_string_equal(p.rules[3].key, "/");
+	assert_int_equal(p.rules[3].keylen, 1);
+	sh_policy_free(&p);
+	sh_errors_free(&e);
+	remove_tree(dir);
+}
+
+/* A rule that resolves to more than a rules-map key holds is refused while
+ * the file is read (as `policy check` and a reload both read it). */
+static void test_rule_key_too_long(void **state)
+{
+	char *dir = make_tmpdir(), deep[PATH_MAX], link[PATH_MAX], buf[4 * PATH_MAX];
+	char path[PATH_MAX], want[WANT_MAX];
+	struct sh_errors e = { 0 };
+	struct sh_policy p;
+	size_t n;
+
+	(void)state;
+	/* a directory whose path with its NUL is one byte too long for a key */
+	n = (size_t)snprintf(deep, sizeof(deep), "%s/", dir);
+	memset(deep + n, 'x', 120);
+	deep[n + 120] = '\0';
+	assert_int_equal(mkdir(deep, 0700), 0);
+	strcat(deep, "/");
+	n = strlen(deep);
+	memset(deep + n, 'y', SH_PATH_KEY_MAX - 1 - n);
+	deep[SH_PATH_KEY_MAX - 1] = '\0';
+	assert_int_equal(mkdir(deep, 0700), 0);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	assert_int_equal(symlink(deep, link), 0);
+	snprintf(buf, sizeof(buf), "[policy]\nname = k\n[exec]\nallow = %s\nallow = %s/\n", link,
+		 link);
+	write_file(dir, "k.policy", buf);
+	snprintf(path, sizeof(path), "%s/k.policy", dir);
+	/* the exact rule fits (247 bytes and its NUL), the directory does not */
+	snprintf(want, sizeof(want), "%s:5: rule path %s/ resolves to %d bytes, more than %d",
+		 path, link, SH_PATH_KEY_MAX, SH_PATH_KEY_MAX - 1);
+	assert_int_equal(sh_policy_parse_file(path, &p, &e), -EINVAL);
+	if (e.n != 1)
+		dump_errors(&e);
+	assert_int_equal(e.n, 1);
+	assert_string_equal(e.msgs[0], want);
+	sh_errors_free(&e);
+	remove_tree(dir);
+}
+
+/* The rule-kind table: a row per kind, named "<section> <key>", found by
+ * its section and key; kinds of one trie conflict, the others never. */
+static void test_rule_kind_table(void **state)
+{
+	char name[64];
+
+	(void)state;
+	for (int k = 0; k < SH_RULE_KIND_COUNT; k++) {
+		const struct sh_rule_kind_info *ki = sh_rule_kind_info((enum sh_rule_kind)k);
+		enum sh_rule_kind found;
+
+		assert_non_null(ki);
+		snprintf(name, sizeof(name), "%s %s", ki->section, ki->key);
+		assert_string_equal(sh_rule_kind_name((enum sh_rule_kind)k), name);
+		assert_true(sh_rule_kind_lookup(ki->section, ki->key, &found));
+		assert_int_equal(found, k);
+		assert_true(sh_rule_section(ki->section));
+		assert_true(ki->map_kind != 0);
+		assert_true(ki->action != 0);
+	}
+	assert_null(sh_rule_kind_info(SH_RULE_KIND_COUNT));
+	assert_false(sh_rule_kind_lookup("exec", "write", &(enum sh_rule_kind){ 0 }));
+	assert_false(sh_rule_section("limits"));
+	assert_true(sh_rule_same_trie(SH_EXEC_ALLOW, SH_EXEC_LIB));
+	assert_true(sh_rule_same_trie(SH_FILE_WRITE, SH_FILE_DENY));
+	assert_false(sh_rule_same_trie(SH_FILE_WRITE, SH_FILE_DEVICE));
+	assert_false(sh_rule_same_trie(SH_EXEC_DENY, SH_CONNECT_DENY));
+	assert_false(sh_rule_same_trie(SH_EXEC_DENY, SH_RULE_KIND_COUNT));
 }
 
 static void test_scalar_values(void **state)
@@ -1020,6 +1125,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_empty_values),
 		cmocka_unit_test(test_control_character),
 		cmocka_unit_test(test_rule_path_max),
+		cmocka_unit_test(test_rule_keys),
+		cmocka_unit_test(test_rule_key_too_long),
+		cmocka_unit_test(test_rule_kind_table),
 		cmocka_unit_test(test_scalar_values),
 		cmocka_unit_test(test_conflicting_rules),
 		cmocka_unit_test(test_no_conflict),

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests for the policy compiler (user/compile.c): which rules-map
+ * entries and policy flags a policy becomes.  Policies are built in memory,
+ * so nothing here reads files or touches BPF maps.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "compile.h"
+
+#define MAX_RULES 8
+
+/* A policy of up to MAX_RULES rules, each with key == path. */
+struct fixture {
+	struct sh_policy p;
+	struct sh_rule rules[MAX_RULES];
+};
+
+static void init(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->p.name = "t";
+	f->p.file = "t.policy";
+	f->p.rules = f->rules;
+}
+
+static struct sh_rule *add(struct fixture *f, enum sh_rule_kind kind, const char *path)
+{
+	struct sh_rule *r = &f->rules[f->p.nrules];
+
+	assert_true(f->p.nrules < MAX_RULES);
+	r->kind = kind;
+	r->path = (char *)path;
+	r->key = (char *)path;
+	r->keylen = strlen(path);
+	r->dir = path[r->keylen - 1] == '/';
+	r->line = (int)f->p.nrules + 3;
+	f->p.nrules++;
+	return r;
+}
+
+static void compile_ok(const struct fixture *f, unsigned slot, unsigned id, struct sh_compiled *c)
+{
+	struct sh_errors e = { 0 };
+
+	assert_int_equal(sh_compile_rules(&f->p, slot, id, c, &e), 0);
+	assert_int_equal(e.n, 0);
+}
+
+/* Entry i: the key of len bytes of path (and a NUL if with_nul). */
+static void assert_entry(const struct sh_compiled *c, size_t i, unsigned slot, unsigned id,
+			 unsigned map_kind, const char *path, size_t len, bool with_nul,
+			 uint32_t act, const struct sh_rule *rule)
+{
+	const struct sh_compiled_rule *e;
+	uint8_t want[SH_PATH_KEY_MAX] = { 0 };
+
+	assert_true(i < c->n);
+	e = &c->rules[i];
+	memcpy(want, path, len);
+	assert_int_equal(e->key.prefixlen, 32 + (len + (with_nul ? 1 : 0)) * 8);
+	assert_int_equal(e->key.slot, slot);
+	assert_int_equal(e->key.kind, map_kind);
+	assert_int_equal(e->key.policy, id);
+	assert_memory_equal(e->key.path, want, sizeof(want));
+	assert_int_equal(e->act, act);
+	assert_ptr_equal(e->rule, rule);
+}
+
+/* A directory rule covers what is below it and the directory itself. */
+static void test_directory_rule(void **state)
+{
+	struct sh_compiled c;
+	struct fixture f;
+	struct sh_rule *r;
+
+	(void)state;
+	init(&f);
+	r = add(&f, SH_FILE_WRITE, "/srv/work/");
+	compile_ok(&f, 1, 7, &c);
+	assert_int_equal(c.n, 2);
+	assert_entry(&c, 0, 1, 7, SH_KEY_FILE, "/srv/work/", 10, false, SH_ACT_WRITE, r);
+	assert_entry(&c, 1, 1, 7, SH_KEY_FILE, "/srv/work", 9, true, SH_ACT_WRITE, r);
+	sh_compile_free(&c);
+
+	/* "/" has no directory key of its own */
+	init(&f);
+	r = add(&f, SH_FILE_DENY, "/");
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(c.n, 1);
+	assert_entry(&c, 0, 0, 0, SH_KEY_FILE, "/", 1, false, SH_ACT_DENY, r);
+	sh_compile_free(&c);
+	sh_compile_free(&c);   /* twice is fine */
+	sh_compile_free(NULL);
+}
+
+/* An exact rule is its path with a NUL, written after every directory
+ * rule, so it wins over the directory's own key wherever it is in the file. */
+static void test_exact_rule_overrides(void **state)
+{
+	struct sh_compiled c;
+	struct fixture f;
+	struct sh_rule *exact, *dir;
+
+	(void)state;
+	init(&f);
+	exact = add(&f, SH_CONNECT_ALLOW, "/run/x");
+	dir = add(&f, SH_CONNECT_DENY, "/run/x/");
+	compile_ok(&f, 0, 3, &c);
+	assert_int_equal(c.n, 3);
+	assert_entry(&c, 0, 0, 3, SH_KEY_CONNECT, "/run/x/", 7, false, SH_ACT_DENY, dir);
+	assert_entry(&c, 1, 0, 3, SH_KEY_CONNECT, "/run/x", 6, true, SH_ACT_DENY, dir);
+	assert_entry(&c, 2, 0, 3, SH_KEY_CONNECT, "/run/x", 6, true, SH_ACT_ALLOW, exact);
+	sh_compile_free(&c);
+}
+
+/* The key is the resolved path, not the one written. */
+static void test_uses_resolved_key(void **state)
+{
+	struct sh_compiled c;
+	struct fixture f;
+	struct sh_rule *r;
+
+	(void)state;
+	init(&f);
+	r = add(&f, SH_EXEC_DENY, "/bin/bash");
+	r->key = "/usr/bin/bash";
+	r->keylen = strlen(r->key);
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(c.n, 1);
+	assert_entry(&c, 0, 0, 0, SH_KEY_EXEC, "/usr/bin/bash", 13, true, SH_ACT_DENY, r);
+	sh_compile_free(&c);
+}
+
+static size_t count_default_lib(const struct sh_compiled *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		n += !c->rules[i].rule;
+	return n;
+}
+
+/* With an exec allowlist and no lib rule, the system library directories
+ * may be mapped executable; they come first, so a rule can override them. */
+static void test_default_lib_dirs(void **state)
+{
+	struct sh_compiled c;
+	struct fixture f;
+
+	(void)state;
+	init(&f);
+	add(&f, SH_EXEC_ALLOW, "/usr/bin/git");
+	compile_ok(&f, 1, 2, &c);
+	assert_int_equal(c.n, sh_compile_ndefault_lib_dirs + 1);
+	for (size_t i = 0; i < sh_compile_ndefault_lib_dirs; i++) {
+		const char *d = sh_compile_default_lib_dirs[i];
+
+		assert_entry(&c, i, 1, 2, SH_KEY_EXEC, d, strlen(d), false, SH_ACT_LIB, NULL);
+	}
+	assert_string_equal(sh_compile_default_lib_dirs[0], "/usr/lib/");
+	sh_compile_free(&c);
+
+	/* a lib rule of its own replaces them */
+	add(&f, SH_EXEC_LIB, "/opt/lib/");
+	compile_ok(&f, 1, 2, &c);
+	assert_int_equal(count_default_lib(&c), 0);
+	assert_int_equal(c.n, 3);
+	sh_compile_free(&c);
+
+	/* no allowlist (deny rules only, or no exec rules): none */
+	init(&f);
+	add(&f, SH_EXEC_DENY, "/usr/bin/python3");
+	add(&f, SH_FILE_WRITE, "/tmp/");
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(count_default_lib(&c), 0);
+	assert_int_equal(c.n, 3);
+	sh_compile_free(&c);
+
+	init(&f);
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(c.n, 0);
+	sh_compile_free(&c);
+}
+
+/* Each kind of rule becomes its trie and action. */
+static void test_kind_targets(void **state)
+{
+	static const struct {
+		enum sh_rule_kind kind;
+		unsigned map_kind;
+		uint32_t act;
+	} want[] = {
+		{ SH_EXEC_ALLOW, SH_KEY_EXEC, SH_ACT_ALLOW },
+		{ SH_EXEC_DENY, SH_KEY_EXEC, SH_ACT_DENY },
+		{ SH_EXEC_LIB, SH_KEY_EXEC, SH_ACT_LIB },
+		{ SH_FILE_WRITE, SH_KEY_FILE, SH_ACT_WRITE },
+		{ SH_FILE_DENY, SH_KEY_FILE, SH_ACT_DENY },
+		{ SH_FILE_DEVICE, SH_KEY_DEVICE, SH_ACT_ALLOW },
+		{ SH_CONNECT_ALLOW, SH_KEY_CONNECT, SH_ACT_ALLOW },
+		{ SH_CONNECT_DENY, SH_KEY_CONNECT, SH_ACT_DENY },
+	};
+
+	(void)state;
+	assert_int_equal(sizeof(want) / sizeof(want[0]), SH_RULE_KIND_COUNT);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct sh_compiled c;
+		struct fixture f;
+		struct sh_rule *r;
+
+		init(&f);
+		r = add(&f, want[i].kind, "/x");
+		compile_ok(&f, 0, 0, &c);
+		/* after the default lib dirs an exec allowlist brings */
+		assert_int_equal(c.n, count_default_lib(&c) + 1);
+		assert_entry(&c, c.n - 1, 0, 0, want[i].map_kind, "/x", 2, true, want[i].act, r);
+		sh_compile_free(&c);
+	}
+}
+
+/* The policy-table flags: one set per kind of rule present, and the ones
+ * the settings give. */
+static void test_flags(void **state)
+{
+	static const struct {
+		enum sh_rule_kind kind;
+		uint32_t flags;
+	} want[] = {
+		{ SH_EXEC_ALLOW, SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES },
+		{ SH_EXEC_DENY, SH_PF_EXEC_RULES },
+		{ SH_EXEC_LIB, 0 },
+		{ SH_FILE_WRITE, SH_PF_FILE_WRITELIST },
+		{ SH_FILE_DENY, SH_PF_FILE_DENY },
+		{ SH_FILE_DEVICE, 0 },
+		{ SH_CONNECT_ALLOW, SH_PF_CONNECT_RULES },
+		{ SH_CONNECT_DENY, SH_PF_CONNECT_RULES },
+	};
+	struct fixture f;
+
+	(void)state;
+	init(&f);
+	assert_int_equal(sh_compile_flags(&f.p), SH_PF_VALID);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		init(&f);
+		add(&f, want[i].kind, "/x");
+		assert_int_equal(sh_compile_flags(&f.p), SH_PF_VALID | want[i].flags);
+	}
+
+	init(&f);
+	add(&f, SH_EXEC_DENY, "/a");
+	add(&f, SH_FILE_WRITE, "/b/");
+	f.p.mode = SH_MODE_AUDIT;
+	f.p.abstract_deny = true;
+	f.p.signal_scope = SH_SCOPE_TREE;
+	assert_int_equal(sh_compile_flags(&f.p),
+			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_FILE_WRITELIST | SH_PF_AUDIT |
+			 SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE);
+}
+
+/* A key must hold the path and its NUL: 247 bytes fit, 248 do not. */
+static void test_key_too_long(void **state)
+{
+	char fits[SH_PATH_KEY_MAX], over[SH_PATH_KEY_MAX + 1], want[512];
+	struct sh_errors e = { 0 };
+	struct sh_compiled c;
+	struct fixture f;
+
+	(void)state;
+	fits[0] = '/';
+	memset(fits + 1, 'a', SH_PATH_KEY_MAX - 2);
+	fits[SH_PATH_KEY_MAX - 1] = '\0';
+	init(&f);
+	add(&f, SH_FILE_DENY, fits);
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.rules[0].key.prefixlen, 32 + SH_PATH_KEY_MAX * 8);
+	sh_compile_free(&c);
+
+	memcpy(over, fits, sizeof(fits));
+	over[SH_PATH_KEY_MAX - 1] = '/';
+	over[SH_PATH_KEY_MAX] = '\0';
+	add(&f, SH_FILE_WRITE, over);
+	c.n = 99;
+	assert_int_equal(sh_compile_rules(&f.p, 0, 0, &c, &e), -ENAMETOOLONG);
+	assert_null(c.rules);
+	assert_int_equal(c.n, 0);
+	assert_int_equal(e.n, 1);
+	snprintf(want, sizeof(want), "t.policy:4: rule path %s resolves to %d bytes, more than %d",
+		 over, SH_PATH_KEY_MAX, SH_PATH_KEY_MAX - 1);
+	assert_string_equal(e.msgs[0], want);
+	sh_errors_free(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_directory_rule),
+		cmocka_unit_test(test_exact_rule_overrides),
+		cmocka_unit_test(test_uses_resolved_key),
+		cmocka_unit_test(test_default_lib_dirs),
+		cmocka_unit_test(test_kind_targets),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_key_too_long),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The policy compiler (see compile.h): a policy's rules become rules-map
+ * keys, its kinds of rules and settings become policy-table flags.  What
+ * each rule kind becomes is read from the rule-kind table (rules.c).
+ */
+#include "compile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Where executable libraries may come from when a policy has an exec
+ * allowlist and no `lib` rule of its own: the system library directories
+ * (the dynamic loader lives there too). Programs in the allowlist keep
+ * working; a library or loader payload elsewhere cannot be mapped.
+ */
+const char *const sh_compile_default_lib_dirs[] = { "/usr/lib/", "/usr/lib64/", "/usr/local/lib/" };
+const size_t sh_compile_ndefault_lib_dirs =
+	sizeof(sh_compile_default_lib_dirs) / sizeof(sh_compile_default_lib_dirs[0]);
+
+static bool has_kind(const struct sh_policy *p, enum sh_rule_kind k)
+{
+	for (size_t i = 0; i < p->nrules; i++)
+		if (p->rules[i].kind == k)
+			return true;
+	return false;
+}
+
+/* Appends the key for len bytes of path (and a NUL if with_nul). */
+static void add(struct sh_compiled *c, unsigned slot, unsigned map_kind, unsigned id,
+		const char *path, size_t len, bool with_nul, uint32_t act,
+		const struct sh_rule *rule)
+{
+	struct sh_compiled_rule *e = &c->rules[c->n++];
+	size_t n = len + (with_nul ? 1 : 0);
+
+	memset(e, 0, sizeof(*e));
+	e->key.slot = slot;
+	e->key.kind = map_kind;
+	e->key.policy = id;
+	memcpy(e->key.path, path, len);
+	e->key.prefixlen = 32 + n * 8;
+	e->act = act;
+	e->rule = rule;
+}
+
+/*
+ * A directory rule covers everything below it (its path with the '/') and
+ * the directory itself (its path without the '/', with a NUL); an exact
+ * rule covers its path with a NUL.
+ */
+static void add_rule(struct sh_compiled *c, unsigned slot, unsigned id, const struct sh_rule *r,
+		     const char *key, size_t len)
+{
+	const struct sh_rule_kind_info *ki = sh_rule_kind_info(r->kind);
+
+	if (!r->dir) {
+		add(c, slot, ki->map_kind, id, key, len, true, ki->action, r);
+		return;
+	}
+	add(c, slot, ki->map_kind, id, key, len, false, ki->action, r);
+	if (len > 1)
+		add(c, slot, ki->map_kind, id, key, len - 1, true, ki->action, r);
+}
+
+/* Checks every rule before anything is built: a kind the table knows, a
+ * key that fits with its NUL. */
+static int check_rules(const struct sh_policy *p, struct sh_errors *errs)
+{
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sh_rule *r = &p->rules[i];
+		size_t len = r->key ? r->keylen : strlen(r->path);
+
+		if (!sh_rule_kind_info(r->kind)) {
+			sh_errors_add(errs, "%s:%d: rule %s has an unknown kind", p->file, r->line,
+				      r->path);
+			return -EINVAL;
+		}
+		if (len + 1 > SH_PATH_KEY_MAX) {
+			sh_errors_add(errs,
+				      "%s:%d: rule path %s resolves to %zu bytes, more than %d",
+				      p->file, r->line, r->path, len, SH_PATH_KEY_MAX - 1);
+			return -ENAMETOOLONG;
+		}
+	}
+	return 0;
+}
+
+int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
+		     struct sh_compiled *out, struct sh_errors *errs)
+{
+	struct sh_compiled c = { 0 };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = check_rules(p, errs);
+	if (err)
+		return err;
+	c.rules = calloc(sh_compile_ndefault_lib_dirs + 2 * p->nrules + 1, sizeof(*c.rules));
+	if (!c.rules) {
+		sh_errors_add(errs, "%s: cannot compile policy: %s", p->file, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (has_kind(p, SH_EXEC_ALLOW) && !has_kind(p, SH_EXEC_LIB)) {
+		for (size_t i = 0; i < sh_compile_ndefault_lib_dirs; i++)
+			add(&c, slot, SH_KEY_EXEC, id, sh_compile_default_lib_dirs[i],
+			    strlen(sh_compile_default_lib_dirs[i]), false, SH_ACT_LIB, NULL);
+	}
+	/* Directory rules first: an exact rule for the same path, added
+	 * later, takes precedence over the directory's own key. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < p->nrules; i++) {
+			const struct sh_rule *r = &p->rules[i];
+
+			if (r->dir == (pass == 0))
+				add_rule(&c, slot, id, r, r->key ? r->key : r->path,
+					 r->key ? r->keylen : strlen(r->path));
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+void sh_compile_free(struct sh_compiled *c)
+{
+	if (!c)
+		return;
+	free(c->rules);
+	c->rules = NULL;
+	c->n = 0;
+}
+
+uint32_t sh_compile_flags(const struct sh_policy *p)
+{
+	uint32_t f = SH_PF_VALID;
+
+	if (p->mode == SH_MODE_AUDIT)
+		f |= SH_PF_AUDIT;
+	if (p->abstract_deny)
+		f |= SH_PF_ABSTRACT_DENY;
+	if (p->signal_scope == SH_SCOPE_TREE)
+		f |= SH_PF_SIGNAL_TREE;
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sh_rule_kind_info *ki = sh_rule_kind_info(p->rules[i].kind);
+
+		if (ki)
+			f |= ki->flags;
+	}
+	return f;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The policy compiler: what one policy puts in the BPF maps, the entries
+ * of the rules map (an LPM trie of struct sh_rule_key -> SH_ACT_*) and its
+ * row of the policy table (SH_PF_* flags).  Pure: no maps, no file system;
+ * the enforcer writes the result.
+ */
+#ifndef SHARNESS_COMPILE_H
+#define SHARNESS_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+#include "sharness.h"
+
+/* One rules-map entry. */
+struct sh_compiled_rule {
+	struct sh_rule_key key;
+	uint32_t act;                 /* SH_ACT_* */
+	const struct sh_rule *rule;   /* its rule; NULL for a default lib dir */
+};
+
+struct sh_compiled {
+	struct sh_compiled_rule *rules;   /* in the order they must be written */
+	size_t n;
+};
+
+/*
+ * The entries of policy p, as policy `id` in `slot`.  Written in order,
+ * a later entry replaces an earlier one with the same key: an exact rule
+ * takes precedence over the directory rule that covers its path.  Returns
+ * 0, -ENAMETOOLONG if a rule's key does not fit (recorded in errs as
+ * "FILE:LINE: ...") or -ENOMEM.  On failure *out is empty.
+ */
+int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
+		     struct sh_compiled *out, struct sh_errors *errs);
+void sh_compile_free(struct sh_compiled *c);   /* NULL-safe, zeroes */
+
+/* The SH_PF_* flags of p's row in the policy table. */
+uint32_t sh_compile_flags(const struct sh_policy *p);
+
+/* Where executable libraries may come from when a policy has an exec
+ * allowlist and no lib rule of its own. */
+extern const char *const sh_compile_default_lib_dirs[];
+extern const size_t sh_compile_ndefault_lib_dirs;
+
+#endif /* SHARNESS_COMPILE_H */

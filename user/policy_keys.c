@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sharness policy files: what each key means and the checks of its value.
+ * Rule keys come from the rule-kind table (rules.c); the other keys are the
+ * settings below.  A rule is stored with the key path the kernel will
+ * report for it (symlinks resolved), so every limit on that path is checked
+ * here, while the file is read, and `policy check` rejects what a reload
+ * would.
+ */
+#define _GNU_SOURCE
+#include "policy_parse.h"
+#include "sharness.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Returns NULL if the absolute path p is canonical, else what is wrong. */
+static const char *noncanonical(const char *p)
+{
+	const char *s = p + 1;
+
+	while (*s) {
+		const char *e = strchrnul(s, '/');
+		size_t n = (size_t)(e - s);
+		bool last = *e == '\0';
+
+		if (n == 0)
+			return "contains '//'";
+		if (n == 1 && s[0] == '.')
+			return last ? "ends in '/.'" : "contains '/./'";
+		if (n == 2 && s[0] == '.' && s[1] == '.')
+			return last ? "ends in '/..'" : "contains '/../'";
+		if (last)
+			break;
+		s = e + 1;
+	}
+	return NULL;
+}
+
+static bool check_abs_path(struct pctx *c, const char *v)
+{
+	char q[QBUF];
+	const char *why;
+
+	if (v[0] != '/') {
+		sh_perr(c, c->line, "relative path '%s' (must start with '/')",
+			sh_policy_quote(q, sizeof(q), v));
+		return false;
+	}
+	why = noncanonical(v);
+	if (why) {
+		sh_perr(c, c->line, "non-canonical path '%s' (%s)",
+			sh_policy_quote(q, sizeof(q), v), why);
+		return false;
+	}
+	return true;
+}
+
+/* Records the first line of a single-valued key; false if seen before. */
+static bool once(struct pctx *c, int *first, const char *key)
+{
+	if (*first) {
+		sh_perr(c, c->line, "duplicate key '%s' in [%s] (first at line %d)", key,
+			c->sec_name, *first);
+		return false;
+	}
+	*first = c->line;
+	return true;
+}
+
+static bool valid_name(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n < 1 || n > SH_POLICY_NAME_MAX)
+		return false;
+	/* "." and ".." match the character set but are too easily taken for
+	 * path components wherever a policy name is used. */
+	if (strcmp(v, ".") == 0 || strcmp(v, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)v[i];
+
+		if (!(ch >= 'A' && ch <= 'Z') && !(ch >= 'a' && ch <= 'z') &&
+		    !(ch >= '0' && ch <= '9') && ch != '_' && ch != '.' && ch != '-')
+			return false;
+	}
+	return true;
+}
+
+static void set_name(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	(void)key;
+	if (!c->p->name_line) {
+		c->p->name_line = c->line;
+	} else {
+		sh_perr(c, c->line, "duplicate key 'name' in [policy] (first at line %d)",
+			c->p->name_line);
+		return;
+	}
+	if (!valid_name(v)) {
+		sh_perr(c, c->line,
+			"bad policy name '%s' (want 1-%d characters of A-Z a-z 0-9 _ . -, "
+			"not '.' or '..')",
+			sh_policy_quote(q, sizeof(q), v), SH_POLICY_NAME_MAX);
+		return;
+	}
+	c->p->name = strdup(v);
+	if (!c->p->name)
+		sh_pctx_oom(c);
+}
+
+/* realloc(v, n * size); NULL (recorded) if memory ran out. */
+static void *grow(struct pctx *c, void *v, size_t n, size_t size)
+{
+	void *nv = realloc(v, n * size);
+
+	if (!nv)
+		sh_pctx_oom(c);
+	return nv;
+}
+
+static void add_cgroup(struct pctx *c, const char *key, const char *v)
+{
+	struct sh_policy *p = c->p;
+	char q[QBUF];
+
+	(void)key;
+	if (!check_abs_path(c, v))
+		return;
+	if (strlen(v) > 1 && v[strlen(v) - 1] == '/') {
+		sh_perr(c, c->line, "cgroup path '%s' must not end in '/'",
+			sh_policy_quote(q, sizeof(q), v));
+		return;
+	}
+	if (strcmp(v, "/") == 0) {
+		sh_perr(c, c->line, "cgroup path '/' is the root of the hierarchy");
+		return;
+	}
+	if (strlen(v) >= PATH_MAX) {
+		sh_perr(c, c->line, "cgroup path too long");
+		return;
+	}
+	for (size_t i = 0; i < p->ncgroups; i++)
+		if (strcmp(p->cgroups[i], v) == 0)
+			return;   /* same cgroup twice: harmless, keep the first */
+	if (p->ncgroups == c->cgroups_cap) {
+		size_t cap = c->cgroups_cap ? 2 * c->cgroups_cap : 4;
+		char **cg = grow(c, p->cgroups, cap, sizeof(*cg));
+		int *ln;
+
+		if (!cg)
+			return;
+		p->cgroups = cg;
+		ln = grow(c, p->cgroup_lines, cap, sizeof(*ln));
+		if (!ln)
+			return;
+		p->cgroup_lines = ln;
+		c->cgroups_cap = cap;
+	}
+	p->cgroups[p->ncgroups] = strdup(v);
+	if (!p->cgroups[p->ncgroups]) {
+		sh_pctx_oom(c);
+		return;
+	}
+	p->cgroup_lines[p->ncgroups++] = c->line;
+}
+
+/*
+ * The path the kernel will report for a rule: symlinks in a rule that
+ * exists on this host are resolved (on Debian /bin/bash runs as
+ * /usr/bin/bash).  A rule for something that does not exist yet stays as
+ * written.
+ */
+static void canonical_rule(const char *path, bool dir, char *out, size_t n)
+{
+	char real[PATH_MAX];
+	char tmp[PATH_MAX];
+	size_t len = strlen(path);
+
+	snprintf(out, n, "%s", path);
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	if (dir && len > 1)
+		tmp[len - 1] = 0;
+	if (!realpath(tmp, real))
+		return;
+	if (dir && strcmp(real, "/") != 0)
+		snprintf(out, n, "%s/", real);
+	else
+		snprintf(out, n, "%s", real);
+}
+
+/* Sets r->key to the canonical form of r->path; false (reported) if it
+ * does not fit in a rules-map key with its NUL. */
+static bool set_rule_key(struct pctx *c, struct sh_rule *r)
+{
+	char key[PATH_MAX + 2], q[QBUF];
+	size_t len;
+
+	canonical_rule(r->path, r->dir, key, sizeof(key));
+	len = strlen(key);
+	if (len + 1 > SH_PATH_KEY_MAX) {
+		sh_perr(c, c->line, "rule path %s resolves to %zu bytes, more than %d",
+			sh_policy_quote(q, sizeof(q), r->path), len, SH_PATH_KEY_MAX - 1);
+		return false;
+	}
+	r->key = strdup(key);
+	if (!r->key) {
+		sh_pctx_oom(c);
+		return false;
+	}
+	r->keylen = len;
+	return true;
+}
+
+void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v)
+{
+	struct sh_policy *p = c->p;
+	size_t len = strlen(v);
+	char q[QBUF];
+	struct sh_rule *r;
+
+	if (!check_abs_path(c, v))
+		return;
+	if (len > SH_RULE_PATH_MAX) {
+		sh_perr(c, c->line, "path too long (%zu bytes, max %d): '%s'", len,
+			SH_RULE_PATH_MAX, sh_policy_quote(q, sizeof(q), v));
+		return;
+	}
+	for (size_t i = 0; i < p->nrules; i++) {
+		r = &p->rules[i];
+		if (!sh_rule_same_trie(r->kind, kind) || strcmp(r->path, v) != 0)
+			continue;
+		if (r->kind == kind)
+			return;   /* exact duplicate: keep the first */
+		sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line %d",
+			sh_policy_quote(q, sizeof(q), v), sh_rule_kind_name(kind),
+			sh_rule_kind_name(r->kind), r->line);
+		return;
+	}
+	if (p->nrules >= SH_MAX_RULES_PER_POLICY) {
+		if (!c->too_many_rules)
+			sh_perr(c, c->line, "too many rules (max %d)", SH_MAX_RULES_PER_POLICY);
+		c->too_many_rules = true;
+		return;
+	}
+	if (p->nrules == c->rules_cap) {
+		size_t cap = c->rules_cap ? 2 * c->rules_cap : 16;
+
+		r = grow(c, p->rules, cap, sizeof(*r));
+		if (!r)
+			return;
+		p->rules = r;
+		c->rules_cap = cap;
+	}
+	r = &p->rules[p->nrules];
+	*r = (struct sh_rule){ .kind = kind, .dir = v[len - 1] == '/', .line = c->line };
+	r->path = strdup(v);
+	if (!r->path) {
+		sh_pctx_oom(c);
+		return;
+	}
+	if (!set_rule_key(c, r)) {
+		free(r->path);
+		return;
+	}
+	p->nrules++;
+}
+
+/* "sys_nice, net_admin": each name allowed back to the tree. */
+static void add_caps(struct pctx *c, const char *key, const char *v)
+{
+	char buf[LINE_BUF], q[QBUF], *save = NULL;
+
+	(void)key;
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (char *t = strtok_r(buf, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+		int cap = sh_cap_parse(t);
+
+		if (cap < 0)
+			sh_perr(c, c->line, "unknown capability '%s' (want a name such as sys_nice "
+				"or CAP_NET_ADMIN)", sh_policy_quote(q, sizeof(q), t));
+		else if (SH_CAPS_TREE_DEFAULT & SH_CAP_BIT(cap))
+			sh_perr(c, c->line, "capability '%s' is allowed to every tree already",
+				sh_cap_name((unsigned)cap));
+		else
+			c->p->caps_allow |= 1ull << cap;
+	}
+}
+
+static bool parse_pids_max(const char *v, unsigned *out)
+{
+	unsigned long n = 0;
+
+	if (!*v)
+		return false;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return false;
+		n = n * 10 + (unsigned long)(*v - '0');
+		if (n > SH_PIDS_MAX_LIMIT)
+			return false;
+	}
+	if (n < 1)
+		return false;
+	*out = (unsigned)n;
+	return true;
+}
+
+/*
+ * Stores which of two words a single-valued key has: 0 for a, 1 for b.
+ * Returns -1 if the key was given before or the value is neither (both
+ * reported; what names the value in a message).
+ */
+static int choice(struct pctx *c, int *first, const char *key, const char *v, const char *what,
+		  const char *a, const char *b)
+{
+	char q[QBUF];
+
+	if (!once(c, first, key))
+		return -1;
+	if (!strcmp(v, a))
+		return 0;
+	if (!strcmp(v, b))
+		return 1;
+	sh_perr(c, c->line, "bad %s '%s' (want %s or %s)", what, sh_policy_quote(q, sizeof(q), v),
+		a, b);
+	return -1;
+}
+
+static void set_mode(struct pctx *c, const char *key, const char *v)
+{
+	int r = choice(c, &c->mode_line, key, v, "mode", "enforce", "audit");
+
+	if (r >= 0)
+		c->p->mode = r ? SH_MODE_AUDIT : SH_MODE_ENFORCE;
+}
+
+static void set_abstract(struct pctx *c, const char *key, const char *v)
+{
+	int r = choice(c, &c->abstract_line, key, v, "abstract value", "allow", "deny");
+
+	if (r >= 0)
+		c->p->abstract_deny = r;
+}
+
+static void set_scope(struct pctx *c, const char *key, const char *v)
+{
+	int r = choice(c, &c->scope_line, key, v, "scope", "tree", "any");
+
+	if (r >= 0)
+		c->p->signal_scope = r ? SH_SCOPE_ANY : SH_SCOPE_TREE;
+}
+
+static void set_pids_max(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	if (!once(c, &c->pids_line, key))
+		return;
+	if (!parse_pids_max(v, &c->p->pids_max))
+		sh_perr(c, c->line, "bad pids-max '%s' (want an integer 1..%u)",
+			sh_policy_quote(q, sizeof(q), v), SH_PIDS_MAX_LIMIT);
+}
+
+/* Every key that is not a rule. */
+static const struct setting {
+	const char *section;
+	const char *key;
+	void (*set)(struct pctx *c, const char *key, const char *v);
+} settings[] = {
+	{ "policy", "name", set_name },
+	{ "policy", "mode", set_mode },
+	{ "policy", "cgroup", add_cgroup },
+	{ "connect", "abstract", set_abstract },
+	{ "signal", "scope", set_scope },
+	{ "limits", "pids-max", set_pids_max },
+	{ "limits", "capability", add_caps },
+};
+
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+const char *sh_policy_section(const char *s, size_t n)
+{
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (strlen(settings[i].section) == n && memcmp(settings[i].section, s, n) == 0)
+			return settings[i].section;
+	for (unsigned k = 0; k < SH_RULE_KIND_COUNT; k++) {
+		const struct sh_rule_kind_info *ki = sh_rule_kind_info((enum sh_rule_kind)k);
+
+		if (ki && strlen(ki->section) == n && memcmp(ki->section, s, n) == 0)
+			return ki->section;
+	}
+	return NULL;
+}
+
+bool sh_policy_key_find(const char *sec, const char *key, struct sh_policy_key *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (sh_rule_kind_lookup(sec, key, &out->kind)) {
+		out->rule = true;
+		return true;
+	}
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		if (strcmp(settings[i].section, sec) == 0 && strcmp(settings[i].key, key) == 0) {
+			out->set = settings[i].set;
+			out->is_name = settings[i].set == set_name;
+			return true;
+		}
+	}
+	return false;
+}
