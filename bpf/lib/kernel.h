@@ -7,16 +7,16 @@
  *
  * Kernel differences (6.1 is the oldest kernel supported; user space picks
  * the programs by what the kernel's BTF declares, not by version):
- * - inode_setattr gained a `struct mnt_idmap *` first argument in 6.8
- *   ("security: Align inode_setattr hook definition with EVM"): two
- *   programs, sh_inode_setattr and sh_inode_setattr_idmap (attr.c), and
- *   the one whose argument count matches the kernel's is loaded.
- * - inode_set_acl and inode_remove_acl exist from 6.2 ("security: add
- *   set acl hook"); before, POSIX ACLs are xattrs and inode_setxattr sees
- *   them. Their programs load only where the kernel has the hooks.
- * - file_ioctl_compat exists from 6.8 ("lsm: new
- *   security_file_ioctl_compat() hook"); before, 32-bit ioctls reach
- *   file_ioctl. Loaded only where the kernel has it.
+ * - inode_setattr takes a `struct mnt_idmap *` first argument on newer
+ *   kernels (6.12 has it, 6.1 does not): two programs, sh_inode_setattr
+ *   and sh_inode_setattr_idmap (attr.c), and the one whose argument count
+ *   matches the kernel's is loaded.
+ * - inode_set_acl and inode_remove_acl exist from 6.2 on; before, POSIX
+ *   ACLs are xattrs and inode_setxattr sees them. Their programs load only
+ *   where the kernel has the hooks.
+ * - file_ioctl_compat is newer than 6.1 (and backported to some 6.1
+ *   stable kernels); where it is missing, 32-bit ioctls reach file_ioctl.
+ *   Loaded only where the kernel has it.
  * - bpf_d_path is allowed in file_open and bprm_check_security, not in the
  *   path_* hooks or for unix peers: those walk the dentry chain themselves
  *   (lib/path.h).
