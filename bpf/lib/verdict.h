@@ -46,6 +46,21 @@ struct refusal {
 };
 
 /*
+ * What an LSM program may return is checked by the verifier (6.12: within
+ * [-MAX_ERRNO, 0]). The compiler may fold "audit ? 0 : -EPERM" into
+ * arithmetic whose range the verifier cannot follow; hidden behind a
+ * barrier and bounded again, the value's range is plain to it.
+ */
+static __always_inline long lsm_ret(long ret)
+{
+	/* 64 bits: the register compared is the one returned. */
+	asm volatile("" : "+r"(ret));
+	if (ret < -4095 || ret > 0)
+		return -EPERM;
+	return ret;
+}
+
+/*
  * Record a refusal (or, in audit mode, a would-be refusal) and return what
  * the hook must return. s is the scratch whose ev.path holds the name the
  * resolver wrote (0: the record has no path); path_len is what the
@@ -65,7 +80,7 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	count(SH_CNT_HOOK(w->hook, audit ? SH_CNT_AUDIT : SH_CNT_DENY));
 	if (!buf) {
 		count(SH_CNT_DROPPED);
-		return ret;
+		return lsm_ret(ret);
 	}
 	e = &buf->ev;
 	e->ktime_ns = bpf_ktime_get_ns();
@@ -99,7 +114,7 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	e->path[n & SH_PATH_MASK] = 0;
 	if (bpf_ringbuf_output(&events, e, SH_EVENT_HDR_SIZE + n + 1, 0))
 		count(SH_CNT_DROPPED);
-	return ret;
+	return lsm_ret(ret);
 }
 
 /* ---- a tree cannot take the wall down ----------------------------------- */
