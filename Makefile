@@ -43,6 +43,7 @@ BPF_OBJ   := $(BUILD)/sharness.bpf.o
 SKEL      := $(BUILD)/sharness.skel.h
 
 COMMON_SRCS := user/policy.c user/json.c user/util.c user/enforcer.c user/audit.c user/control.c
+COMMON_SRCS += user/names.c
 COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
 D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(COMMON_OBJS)

@@ -38,30 +38,6 @@ struct sh_enforcer {
 	size_t ntags;
 };
 
-const char *sh_hook_name(unsigned hook)
-{
-	switch (hook) {
-	case SH_HOOK_EXEC: return "exec";
-	case SH_HOOK_FILE: return "file";
-	case SH_HOOK_CONNECT: return "connect";
-	case SH_HOOK_SIGNAL: return "signal";
-	case SH_HOOK_CHROOT: return "chroot";
-	case SH_HOOK_CGROUP: return "cgroup";
-	case SH_HOOK_BPF: return "bpf";
-	case SH_HOOK_MOUNT: return "mount";
-	case SH_HOOK_NAMESPACE: return "namespace";
-	case SH_HOOK_PTRACE: return "ptrace";
-	case SH_HOOK_MODULE: return "module";
-	case SH_HOOK_MMAP: return "mmap";
-	case SH_HOOK_TTY: return "tty";
-	case SH_HOOK_TASK: return "task";
-	case SH_HOOK_CAPABILITY: return "capability";
-	case SH_HOOK_IPC: return "ipc";
-	case SH_HOOK_KEYRING: return "keyring";
-	default: return "unknown";
-	}
-}
-
 /* libbpf's own messages: warnings always, its debug log with --verbose. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -106,6 +106,5 @@ const char *sh_enforcer_policy_name(struct sh_enforcer *e, unsigned slot, unsign
 const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
 const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id);
-const char *sh_hook_name(unsigned hook);
 
 #endif
