@@ -43,7 +43,7 @@ BPF_OBJ   := $(BUILD)/sharness.bpf.o
 SKEL      := $(BUILD)/sharness.skel.h
 
 COMMON_SRCS := user/policy.c user/json.c user/util.c user/enforcer.c user/audit.c user/control.c
-COMMON_SRCS += user/names.c
+COMMON_SRCS += user/names.c user/probe.c user/pin.c
 COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
 D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(COMMON_OBJS)
@@ -69,7 +69,7 @@ $(SKEL): $(BPF_OBJ)
 
 # User objects that include the skeleton depend on it; everything else
 # gets its header dependencies from -MMD.
-$(BUILD)/enforcer.o: $(SKEL)
+$(BUILD)/enforcer.o $(BUILD)/probe.o: $(SKEL)
 
 $(BUILD)/%.o: user/%.c | $(BUILD)
 	$(call msg,CC,$@)

@@ -1,24 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * The enforcer object: opens the programs (adopting a previous daemon's
+ * pinned state), the daemon's own marks in the maps, the event ring and
+ * the counters, and the policy set and tags in force with their switch.
+ */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "enforcer.h"
+#include "pin.h"
+#include "probe.h"
 #include "sharness.skel.h"
 #include "util.h"
 
@@ -38,183 +37,6 @@ struct sh_enforcer {
 	size_t ntags;
 };
 
-/* libbpf's own messages: warnings always, its debug log with --verbose. */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !sh_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-void sh_libbpf_quiet(void)
-{
-	libbpf_set_print(libbpf_print);
-}
-
-/* ---- probe ------------------------------------------------------------ */
-
-static bool btf_has_func(const struct btf *vmlinux, const char *name)
-{
-	return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
-}
-
-/* Number of parameters of a kernel function, -1 if it is not there. */
-static int btf_func_params(const struct btf *vmlinux, const char *name)
-{
-	int id = vmlinux ? btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) : -1;
-	const struct btf_type *t;
-
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
-	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
-}
-
-/*
- * Programs for hooks that differ between supported kernels: loaded only
- * where the kernel's BTF has the hook in the form the program expects.
- * Without file_ioctl_compat (before 6.5), compat ioctls go through
- * file_ioctl, which is always attached. POSIX ACLs have hooks of their own
- * from 6.2 (before, they are xattrs). inode_setattr gained an idmap
- * argument in 6.3.
- */
-static void configure_optional(struct sharness_bpf *skel)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int setattr = btf_func_params(vmlinux, "bpf_lsm_inode_setattr");
-	bool acl = btf_has_func(vmlinux, "bpf_lsm_inode_set_acl");
-
-	bpf_program__set_autoload(skel->progs.sh_file_ioctl_compat,
-				  btf_has_func(vmlinux, "bpf_lsm_file_ioctl_compat"));
-	bpf_program__set_autoload(skel->progs.sh_inode_set_acl, acl);
-	bpf_program__set_autoload(skel->progs.sh_inode_remove_acl,
-				  acl && btf_has_func(vmlinux, "bpf_lsm_inode_remove_acl"));
-	/* Neither form known: leave both on, so that the load fails loudly. */
-	bpf_program__set_autoload(skel->progs.sh_inode_setattr, setattr != 3);
-	bpf_program__set_autoload(skel->progs.sh_inode_setattr_idmap, setattr != 2);
-	btf__free(vmlinux);
-}
-
-static int load_and_attach(struct sharness_bpf **out)
-{
-	struct sharness_bpf *skel;
-	int err;
-
-	skel = sharness_bpf__open();
-	if (!skel)
-		return errno ? -errno : -ENOMEM;
-	configure_optional(skel);
-	err = sharness_bpf__load(skel);
-	if (!err)
-		err = sharness_bpf__attach(skel);
-	if (err) {
-		sharness_bpf__destroy(skel);
-		return err < 0 ? err : -EINVAL;
-	}
-	*out = skel;
-	return 0;
-}
-
-int sh_probe_run(struct sh_probe *p)
-{
-	return sh_probe_run_opts(p, true);
-}
-
-int sh_probe_run_opts(struct sh_probe *p, bool try_attach)
-{
-	struct statfs sfs;
-	struct utsname u;
-	struct sharness_bpf *skel = NULL;
-	ssize_t n;
-
-	memset(p, 0, sizeof(*p));
-	if (uname(&u) == 0)
-		snprintf(p->kernel, sizeof(p->kernel), "%s", u.release);
-	n = sh_read_file("/sys/kernel/security/lsm", p->lsm, sizeof(p->lsm));
-	if (n == -ENOENT &&
-	    mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) == 0) {
-		sh_dbg("mounted securityfs at /sys/kernel/security");
-		n = sh_read_file("/sys/kernel/security/lsm", p->lsm, sizeof(p->lsm));
-	}
-	if (n >= 0) {
-		char list[sizeof(p->lsm) + 2];
-
-		p->securityfs = true;
-		p->lsm[strcspn(p->lsm, "\n")] = 0;
-		snprintf(list, sizeof(list), ",%s,", p->lsm);
-		p->lsm_bpf = strstr(list, ",bpf,") != NULL;
-	}
-	p->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	p->cgroup2 = statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
-	if (!try_attach) {
-		/* The caller's own load is the attach test. */
-		p->attach = true;
-	} else if (p->lsm_bpf && p->btf) {
-		/* The verdict below reports a failure; libbpf's own account of
-		 * it is for --verbose. */
-		libbpf_print_fn_t old = libbpf_set_print(NULL);
-
-		libbpf_set_print(sh_verbose ? old : NULL);
-		p->attach_err = load_and_attach(&skel);
-		libbpf_set_print(old);
-		p->attach = p->attach_err == 0;
-		sharness_bpf__destroy(skel);
-	}
-	return (p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach) ? 0 : SH_EXIT_NOENFORCE;
-}
-
-const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n)
-{
-	if (!p->securityfs)
-		snprintf(buf, n, "cannot read /sys/kernel/security/lsm: mount securityfs "
-			 "(mount -t securityfs securityfs /sys/kernel/security)");
-	else if (!p->lsm_bpf)
-		snprintf(buf, n, "BPF LSM is not active (active LSMs: %s): boot with "
-			 "lsm=%s,bpf on the kernel command line", p->lsm, p->lsm);
-	else if (!p->btf)
-		snprintf(buf, n, "kernel %s has no BTF (/sys/kernel/btf/vmlinux): use a "
-			 "kernel built with CONFIG_DEBUG_INFO_BTF=y", p->kernel);
-	else if (!p->attach)
-		snprintf(buf, n, "kernel %s refused to load or attach BPF LSM programs "
-			 "(%s)%s", p->kernel, strerror(-p->attach_err),
-			 p->attach_err == -EPERM ?
-			 ": this kernel does not allow BPF LSM programs here (run as root "
-			 "on the host, not in a container; check lockdown and "
-			 "kernel.unprivileged_bpf_disabled); use a kernel where it does, "
-			 "such as Debian 12's 6.1 or 6.12" : "; run with --verbose for the "
-			 "loader's log");
-	else if (!p->cgroup2)
-		snprintf(buf, n, "cgroup v2 is not mounted at /sys/fs/cgroup: boot with "
-			 "the unified hierarchy (systemd.unified_cgroup_hierarchy=1)");
-	else
-		snprintf(buf, n, "this kernel can enforce");
-	return buf;
-}
-
-void sh_probe_print(const struct sh_probe *p, FILE *out)
-{
-	char why[768];
-
-	fprintf(out, "kernel:          %s\n", p->kernel);
-	fprintf(out, "securityfs:      %s\n", p->securityfs ? "yes" : "no");
-	fprintf(out, "active LSMs:     %s\n", p->securityfs ? p->lsm : "(unknown)");
-	fprintf(out, "BPF LSM active:  %s\n", p->lsm_bpf ? "yes" : "no");
-	fprintf(out, "BTF:             %s\n", p->btf ? "yes" : "no");
-	fprintf(out, "cgroup v2:       %s\n", p->cgroup2 ? "yes" : "no");
-	if (p->lsm_bpf && p->btf)
-		fprintf(out, "programs attach: %s\n", p->attach ? "yes" :
-			strerror(-p->attach_err));
-	else
-		fprintf(out, "programs attach: not tried\n");
-	fprintf(out, "verdict:         %s\n",
-		(p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach) ?
-		"can enforce" : "CANNOT enforce");
-	if (!(p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach))
-		fprintf(out, "what to change:  %s\n", sh_probe_why(p, why, sizeof(why)));
-}
-
-/* ---- enforcer --------------------------------------------------------- */
-
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct sh_enforcer *e = ctx;
@@ -224,296 +46,59 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return e->fn ? e->fn(e->ctx, data) : 0;
 }
 
-/* ---- pinned state ------------------------------------------------------ */
-
-/*
- * Everything the kernel side needs lives pinned under PIN_DIR/gen-N: maps
- * (map_NAME) and links (link_PROG). A daemon that dies leaves them
- * attached, so every tree stays held. The next daemon reuses the maps when
- * their layout is the same (tags, rules, task membership and unread events
- * carry over), attaches its own programs, pins them as generation N+1 and
- * only then removes generation N: there is no moment without enforcement.
- */
-
-static bool map_reusable_kind(const struct bpf_map *m)
-{
-	const char *name = bpf_map__name(m);
-	size_t n = strlen(name);
-
-	/* .rodata and .kconfig are constants of a build; .bss is state. */
-	return !bpf_map__is_internal(m) || (n >= 4 && strcmp(name + n - 4, ".bss") == 0);
-}
-
-static void pin_name(char *buf, size_t n, const char *dir, const char *kind, const char *name)
-{
-	snprintf(buf, n, "%s/%s_%s", dir, kind, name);
-	for (char *p = buf + strlen(dir) + 1; *p; p++)
-		if (*p == '.')
-			*p = '_';
-}
-
-/* Highest generation directory under pin_dir; 0 if none. */
-static unsigned newest_gen(const char *pin_dir)
-{
-	DIR *d = opendir(pin_dir);
-	struct dirent *de;
-	unsigned best = 0, g;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (sscanf(de->d_name, "gen-%u", &g) == 1 && g > best)
-			best = g;
-	closedir(d);
-	return best;
-}
-
-static int remove_gen(const char *pin_dir, unsigned gen)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *de;
-	int err = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path) < 0 && !err)
-			err = -errno;
-	}
-	closedir(d);
-	if (rmdir(dir) < 0 && !err)
-		err = -errno;
-	return err;
-}
-
-static void remove_other_gens(const char *pin_dir, unsigned keep)
-{
-	DIR *d = opendir(pin_dir);
-	struct dirent *de;
-	unsigned g;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		int err;
-
-		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
-			continue;
-		err = remove_gen(pin_dir, g);
-		if (err)
-			sh_log("cannot remove %s/gen-%u: %s", pin_dir, g, strerror(-err));
-	}
-	closedir(d);
-}
-
-/* Reuse every pinned map of generation `gen`, or none of them. */
-static int adopt_maps(struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct bpf_map *m;
-	int fds[32], n = 0, err = 0;
-
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	bpf_object__for_each_map(m, skel->obj) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
-
-		if (!map_reusable_kind(m))
-			continue;
-		if (n == (int)(sizeof(fds) / sizeof(fds[0]))) {
-			err = -E2BIG;
-			break;
-		}
-		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
-		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			err = -errno;
-			break;
-		}
-		fds[n++] = fd;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
-		    info.value_size != bpf_map__value_size(m) ||
-		    info.max_entries != bpf_map__max_entries(m) ||
-		    info.map_flags != bpf_map__map_flags(m)) {
-			sh_log("pinned map %s does not match this build's layout", path);
-			err = -EINVAL;
-			break;
-		}
-	}
-	if (!err) {
-		int i = 0;
-
-		bpf_object__for_each_map(m, skel->obj) {
-			if (!map_reusable_kind(m))
-				continue;
-			err = bpf_map__reuse_fd(m, fds[i++]);
-			if (err)
-				break;
-		}
-	}
-	for (int i = 0; i < n; i++)
-		close(fds[i]);
-	return err;
-}
-
-static int pin_all(struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct bpf_program *p;
-	struct bpf_map *m;
-	int err;
-
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	err = sh_mkdir_p(dir, 0700);
-	if (err)
-		return err;
-	bpf_object__for_each_map(m, skel->obj) {
-		if (!map_reusable_kind(m))
-			continue;
-		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
-		err = bpf_map__pin(m, path);
-		if (err)
-			return err;
-	}
-	bpf_object__for_each_program(p, skel->obj) {
-		struct bpf_link *l = NULL;
-
-		/* The skeleton keeps one link per program, in order. */
-		for (int i = 0; i < skel->skeleton->prog_cnt; i++)
-			if (*skel->skeleton->progs[i].prog == p)
-				l = *skel->skeleton->progs[i].link;
-		if (!l)
-			continue;
-		pin_name(path, sizeof(path), dir, "link", bpf_program__name(p));
-		err = bpf_link__pin(l, path);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int sh_pinned_state(const char *pin_dir, unsigned *links, unsigned *tags)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	unsigned gen = newest_gen(pin_dir);
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	*links = *tags = 0;
-	if (!gen)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		*links += strncmp(de->d_name, "link_", 5) == 0;
-	closedir(d);
-	snprintf(path, sizeof(path), "%s/map_tags", dir);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		__u64 key, next;
-		void *prev = NULL;
-
-		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-			(*tags)++;
-			key = next;
-			prev = &key;
-		}
-		close(fd);
-	}
-	return gen;
-}
-
-int sh_unload_pinned(const char *pin_dir)
-{
-	unsigned gen;
-	int err = 0;
-
-	while ((gen = newest_gen(pin_dir))) {
-		int e = remove_gen(pin_dir, gen);
-
-		if (e) {
-			err = e;
-			break;
-		}
-	}
-	return err;
-}
-
-/* Runtime tags (tag, run) survive a daemon restart in this file. */
+/* Runtime tags (tag, run) survive a daemon restart in the state file. */
 static void save_state(struct sh_enforcer *e)
 {
-	char tmp[PATH_MAX + 8];
-	FILE *f;
-
-	if (!e->state_path)
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", e->state_path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		sh_log("cannot write %s: %s", tmp, strerror(errno));
-		return;
-	}
-	for (size_t i = 0; i < e->ntags; i++)
-		if (!e->tags[i].from_policy)
-			fprintf(f, "%llu\t%u\t%s\t%s\n", (unsigned long long)e->tags[i].cgid,
-				e->tags[i].run_id, e->tags[i].policy, e->tags[i].path);
-	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, e->state_path))
-		sh_log("cannot write %s: %s", e->state_path, strerror(errno));
+	sh_pin_save_tags(e->state_path, e->tags, e->ntags);
 }
 
 static void restore_state(struct sh_enforcer *e)
 {
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
+	sh_pin_restore_tags(e->state_path, bpf_map__fd(e->skel->maps.tags), &e->tags, &e->ntags);
+}
 
-	f = fopen(e->state_path, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		struct sh_cgroup_tag v;
-		unsigned long long cgid;
-		unsigned run_id;
-		char *policy, *path, *save = NULL;
-		struct sh_tag_entry *t;
+/*
+ * Reuse the maps of the previous daemon's generation old_gen: tags, rules,
+ * task membership and unread events carry over. Maps that do not fit this
+ * build are left alone and a fresh skeleton is opened instead.
+ */
+static int adopt(struct sh_enforcer *e, unsigned old_gen)
+{
+	int err = sh_pin_adopt_maps(e->skel->obj, e->pin_dir, old_gen);
 
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%llu\t%u\t", &cgid, &run_id) != 2)
-			continue;
-		strtok_r(line, "\t", &save);
-		strtok_r(NULL, "\t", &save);
-		policy = strtok_r(NULL, "\t", &save);
-		path = strtok_r(NULL, "", &save);
-		if (!policy || !path || bpf_map_lookup_elem(tags_fd, &cgid, &v))
-			continue;
-		t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
-		if (!t)
-			break;
-		e->tags = t;
-		e->tags[e->ntags] = (struct sh_tag_entry){ .cgid = cgid, .run_id = run_id,
-			.policy = strdup(policy), .path = strdup(path) };
-		if (!e->tags[e->ntags].policy || !e->tags[e->ntags].path) {
-			free(e->tags[e->ntags].policy);
-			free(e->tags[e->ntags].path);
-			break;
-		}
-		sh_log("adopted tag %s (policy %s%s)", path, policy, run_id ? ", run" : "");
-		e->ntags++;
+	if (!err) {
+		e->adopted = true;
+		return 0;
 	}
-	free(line);
-	fclose(f);
+	/* Start fresh; the old programs stay attached until ours are. */
+	sh_log("cannot reuse the pinned maps of %s/gen-%u (%s): starting with "
+	       "fresh maps; tags are restored from %s", e->pin_dir, old_gen,
+	       strerror(-err), e->state_path ? e->state_path : "(nowhere)");
+	sharness_bpf__destroy(e->skel);
+	return sh_probe_open(&e->skel);
+}
+
+/* Load and attach ours, pin them as generation gen and only then remove
+ * the older generations: there is no moment without enforcement. */
+static int attach_and_pin(struct sh_enforcer *e, unsigned gen)
+{
+	int err = sharness_bpf__load(e->skel);
+
+	if (!err)
+		err = sharness_bpf__attach(e->skel);
+	if (err)
+		return err;
+	err = sh_pin_all(e->skel->skeleton, e->pin_dir, gen);
+	if (err) {
+		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
+		       e->pin_dir, strerror(-err));
+		sh_pin_remove_gen(e->pin_dir, gen);
+		return err;
+	}
+	e->gen = gen;
+	/* Ours are attached and pinned: older generations can go. */
+	sh_pin_remove_other_gens(e->pin_dir, e->gen);
+	return 0;
 }
 
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
@@ -534,46 +119,18 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		err = -ENOMEM;
 		goto fail;
 	}
-	e->skel = sharness_bpf__open();
-	if (!e->skel) {
-		err = errno ? -errno : -ENOMEM;
-		goto fail;
-	}
-	configure_optional(e->skel);
-	old_gen = newest_gen(pin_dir);
-	if (old_gen) {
-		err = adopt_maps(e->skel, pin_dir, old_gen);
-		if (err) {
-			/* Start fresh; the old programs stay attached until ours are. */
-			sh_log("cannot reuse the pinned maps of %s/gen-%u (%s): starting with "
-			       "fresh maps; tags are restored from %s", pin_dir, old_gen,
-			       strerror(-err), e->state_path ? e->state_path : "(nowhere)");
-			sharness_bpf__destroy(e->skel);
-			e->skel = sharness_bpf__open();
-			if (!e->skel) {
-				err = errno ? -errno : -ENOMEM;
-				goto fail;
-			}
-			configure_optional(e->skel);
-		} else {
-			e->adopted = true;
-		}
-	}
-	err = sharness_bpf__load(e->skel);
-	if (!err)
-		err = sharness_bpf__attach(e->skel);
+	err = sh_probe_open(&e->skel);
 	if (err)
 		goto fail;
-	err = pin_all(e->skel, pin_dir, old_gen + 1);
-	if (err) {
-		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
-		       pin_dir, strerror(-err));
-		remove_gen(pin_dir, old_gen + 1);
-		goto fail;
+	old_gen = sh_pin_newest_gen(pin_dir);
+	if (old_gen) {
+		err = adopt(e, old_gen);
+		if (err)
+			goto fail;
 	}
-	e->gen = old_gen + 1;
-	/* Ours are attached and pinned: older generations can go. */
-	remove_other_gens(pin_dir, e->gen);
+	err = attach_and_pin(e, old_gen + 1);
+	if (err)
+		goto fail;
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_sample, e, NULL);
 	if (!e->rb) {
 		err = errno ? -errno : -ENOMEM;
@@ -701,7 +258,7 @@ bool sh_enforcer_adopted(struct sh_enforcer *e)
 /* Detach everything: unpin, then close (the links go with their last fd). */
 int sh_enforcer_unload(struct sh_enforcer *e)
 {
-	int err = sh_unload_pinned(e->pin_dir);
+	int err = sh_pin_unload(e->pin_dir);
 
 	if (e->state_path)
 		unlink(e->state_path);

@@ -749,7 +749,7 @@ static void serve(struct daemon *d, int lfd)
 static int unload_pinned(struct daemon *d, bool force)
 {
 	unsigned links, tags;
-	int gen = sh_pinned_state(d->pin_dir, &links, &tags), err;
+	int gen = sh_pin_state(d->pin_dir, &links, &tags), err;
 
 	if (gen <= 0) {
 		sh_log("nothing pinned under %s: not enforcing", d->pin_dir);
@@ -760,7 +760,7 @@ static int unload_pinned(struct daemon *d, bool force)
 		       tags, tags == 1 ? " is" : "s are", d->pin_dir, gen, tags == 1 ? "it" : "them");
 		return SH_EXIT_FAIL;
 	}
-	err = sh_unload_pinned(d->pin_dir);
+	err = sh_pin_unload(d->pin_dir);
 	if (sh_audit_open(&d->audit, d->audit_path) == 0) {
 		sh_audit_begin_meta(&d->buf, "unload");
 		sh_json_uint_field(&d->buf, "tagged", tags);
