@@ -45,7 +45,9 @@ SKEL      := $(BUILD)/sharness.skel.h
 COMMON_SRCS := user/policy.c user/json.c user/util.c user/enforcer.c user/audit.c user/control.c
 COMMON_SRCS += user/names.c user/probe.c user/pin.c
 COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
-D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
+D_SRCS   := user/sharnessd.c user/records.c user/requests.c user/runs.c user/protect.c \
+	    user/ratelimit.c
+D_OBJS   := $(D_SRCS:user/%.c=$(BUILD)/%.o) $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(COMMON_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
