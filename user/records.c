@@ -80,9 +80,8 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 
 void sh_rec_dropped(struct sh_daemon *d)
 {
-	uint64_t c[SH_CNT_MAX];
-
 	uint64_t reported = sh_enforcer_dropped_reported(d->enf);
+	uint64_t c[SH_CNT_MAX];
 
 	sh_enforcer_counters(d->enf, c);
 	if (c[SH_CNT_DROPPED] > reported) {

@@ -162,6 +162,7 @@ static int daemonize(int *notify_fd)
 	return 0;
 }
 
+/* -1: go on; otherwise the exit status (usage, --help). */
 static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p)
 {
 	static const struct option opts[] = {
