@@ -42,11 +42,17 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-par
 BPF_OBJ   := $(BUILD)/sharness.bpf.o
 SKEL      := $(BUILD)/sharness.skel.h
 
-COMMON_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
-	       user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
-	       user/enforcer.c user/audit.c user/control.c
-COMMON_OBJS := $(COMMON_SRCS:user/%.c=$(BUILD)/%.o)
-D_OBJS   := $(BUILD)/sharnessd.o $(COMMON_OBJS)
+# What the unit tests link: no BPF skeleton, so neither clang nor bpftool.
+LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
+	    user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
+	    user/audit.c user/names.c user/control.c
+# The loader: built with the skeleton that embeds the BPF object.
+LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c
+LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
+COMMON_OBJS := $(LIB_OBJS) $(LOADER_SRCS:user/%.c=$(BUILD)/%.o)
+D_SRCS   := user/sharnessd.c user/records.c user/requests.c user/runs.c user/protect.c \
+	    user/ratelimit.c
+D_OBJS   := $(D_SRCS:user/%.c=$(BUILD)/%.o) $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(COMMON_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -54,7 +60,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 VMT_SRCS   := $(wildcard tests/vm/*.c)
 VMT_BINS   := $(VMT_SRCS:tests/vm/%.c=$(BUILD)/tests/vm/%)
 
-.PHONY: all setup test unit vmtest demo install clean vmlinux fuzz
+.PHONY: all setup test unit layout vmtest demo install clean vmlinux fuzz
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
@@ -70,7 +76,7 @@ $(SKEL): $(BPF_OBJ)
 
 # User objects that include the skeleton depend on it; everything else
 # gets its header dependencies from -MMD.
-$(BUILD)/enforcer.o: $(SKEL)
+$(BUILD)/enforcer.o $(BUILD)/apply.o $(BUILD)/probe.o: $(SKEL)
 
 $(BUILD)/%.o: user/%.c | $(BUILD)
 	$(call msg,CC,$@)
@@ -84,9 +90,9 @@ $(BUILD)/sharnessctl: $(CTL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(COMMON_OBJS) | $(BUILD)/tests/unit
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(COMMON_OBJS) $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka) -o $@
 
 $(BUILD)/tests/vm/%: tests/vm/%.c | $(BUILD)/tests/vm
 	$(call msg,CC,$@)
@@ -132,6 +138,10 @@ fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 setup:
 	$(Q)tools/setup --check >/dev/null 2>&1 || tools/setup --kernels
 
+# The tree's size rules: SPDX lines, files and functions that stay small.
+layout:
+	$(Q)tools/check-layout
+
 unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "  UNIT      $$t"; SH_TEST_DATA=tests/unit/data $$t; done
 
@@ -158,6 +168,7 @@ vmtest: all $(VMT_BINS) $(PREV)/sharnessd
 
 test: setup
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory layout
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "names.h"
 #include "sharness.h"
 
 struct sh_audit {
@@ -33,8 +34,5 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 			   const char *policy, const char *cgroup, uint32_t run_id);
 /* Starts a daemon-side record: {"time":...,"event":EVENT (fields follow). */
 void sh_audit_begin_meta(struct sh_buf *b, const char *event);
-
-const char *sh_reason_name(unsigned reason);
-const char *sh_op_name(unsigned op);
 
 #endif

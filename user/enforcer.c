@@ -1,250 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * The enforcer object: opens the programs (adopting a previous daemon's
+ * pinned state), the daemon's own marks in the maps, the event ring and
+ * the counters, and the policy set and tags in force with their switch.
+ */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
-#include <sys/utsname.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "compile.h"
 #include "enforcer.h"
+#include "enforcer_int.h"
+#include "pin.h"
+#include "probe.h"
 #include "sharness.skel.h"
 #include "util.h"
 
-struct sh_enforcer {
-	char *pin_dir;
-	char *state_path;
-	unsigned gen;                           /* pinned generation */
-	bool adopted;                           /* maps reused from a previous daemon */
-	struct sharness_bpf *skel;
-	struct ring_buffer *rb;
-	sh_event_fn fn;
-	void *ctx;
-	unsigned slot;                          /* active slot */
-	char *names[SH_SLOTS][SH_MAX_POLICIES]; /* policy names per slot */
-	struct sh_policy_set set;               /* policy set in force */
-	struct sh_tag_entry *tags;
-	size_t ntags;
-};
 
-const char *sh_hook_name(unsigned hook)
-{
-	switch (hook) {
-	case SH_HOOK_EXEC: return "exec";
-	case SH_HOOK_FILE: return "file";
-	case SH_HOOK_CONNECT: return "connect";
-	case SH_HOOK_SIGNAL: return "signal";
-	case SH_HOOK_CHROOT: return "chroot";
-	case SH_HOOK_CGROUP: return "cgroup";
-	case SH_HOOK_BPF: return "bpf";
-	case SH_HOOK_MOUNT: return "mount";
-	case SH_HOOK_NAMESPACE: return "namespace";
-	case SH_HOOK_PTRACE: return "ptrace";
-	case SH_HOOK_MODULE: return "module";
-	case SH_HOOK_MMAP: return "mmap";
-	case SH_HOOK_TTY: return "tty";
-	case SH_HOOK_TASK: return "task";
-	case SH_HOOK_CAPABILITY: return "capability";
-	case SH_HOOK_IPC: return "ipc";
-	case SH_HOOK_KEYRING: return "keyring";
-	default: return "unknown";
-	}
-}
-
-/* libbpf's own messages: warnings always, its debug log with --verbose. */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && !sh_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-void sh_libbpf_quiet(void)
-{
-	libbpf_set_print(libbpf_print);
-}
-
-/* ---- probe ------------------------------------------------------------ */
-
-static bool btf_has_func(const struct btf *vmlinux, const char *name)
-{
-	return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
-}
-
-/* Number of parameters of a kernel function, -1 if it is not there. */
-static int btf_func_params(const struct btf *vmlinux, const char *name)
-{
-	int id = vmlinux ? btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) : -1;
-	const struct btf_type *t;
-
-	if (id <= 0)
-		return -1;
-	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
-	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
-}
-
-/*
- * Programs for hooks that differ between supported kernels: loaded only
- * where the kernel's BTF has the hook in the form the program expects.
- * Without file_ioctl_compat (before 6.5), compat ioctls go through
- * file_ioctl, which is always attached. POSIX ACLs have hooks of their own
- * from 6.2 (before, they are xattrs). inode_setattr gained an idmap
- * argument in 6.3.
- */
-static void configure_optional(struct sharness_bpf *skel)
-{
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	int setattr = btf_func_params(vmlinux, "bpf_lsm_inode_setattr");
-	bool acl = btf_has_func(vmlinux, "bpf_lsm_inode_set_acl");
-
-	bpf_program__set_autoload(skel->progs.sh_file_ioctl_compat,
-				  btf_has_func(vmlinux, "bpf_lsm_file_ioctl_compat"));
-	bpf_program__set_autoload(skel->progs.sh_inode_set_acl, acl);
-	bpf_program__set_autoload(skel->progs.sh_inode_remove_acl,
-				  acl && btf_has_func(vmlinux, "bpf_lsm_inode_remove_acl"));
-	/* Neither form known: leave both on, so that the load fails loudly. */
-	bpf_program__set_autoload(skel->progs.sh_inode_setattr, setattr != 3);
-	bpf_program__set_autoload(skel->progs.sh_inode_setattr_idmap, setattr != 2);
-	btf__free(vmlinux);
-}
-
-static int load_and_attach(struct sharness_bpf **out)
-{
-	struct sharness_bpf *skel;
-	int err;
-
-	skel = sharness_bpf__open();
-	if (!skel)
-		return errno ? -errno : -ENOMEM;
-	configure_optional(skel);
-	err = sharness_bpf__load(skel);
-	if (!err)
-		err = sharness_bpf__attach(skel);
-	if (err) {
-		sharness_bpf__destroy(skel);
-		return err < 0 ? err : -EINVAL;
-	}
-	*out = skel;
-	return 0;
-}
-
-int sh_probe_run(struct sh_probe *p)
-{
-	return sh_probe_run_opts(p, true);
-}
-
-int sh_probe_run_opts(struct sh_probe *p, bool try_attach)
-{
-	struct statfs sfs;
-	struct utsname u;
-	struct sharness_bpf *skel = NULL;
-	ssize_t n;
-
-	memset(p, 0, sizeof(*p));
-	if (uname(&u) == 0)
-		snprintf(p->kernel, sizeof(p->kernel), "%s", u.release);
-	n = sh_read_file("/sys/kernel/security/lsm", p->lsm, sizeof(p->lsm));
-	if (n == -ENOENT &&
-	    mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) == 0) {
-		sh_dbg("mounted securityfs at /sys/kernel/security");
-		n = sh_read_file("/sys/kernel/security/lsm", p->lsm, sizeof(p->lsm));
-	}
-	if (n >= 0) {
-		char list[sizeof(p->lsm) + 2];
-
-		p->securityfs = true;
-		p->lsm[strcspn(p->lsm, "\n")] = 0;
-		snprintf(list, sizeof(list), ",%s,", p->lsm);
-		p->lsm_bpf = strstr(list, ",bpf,") != NULL;
-	}
-	p->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	p->cgroup2 = statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
-	if (!try_attach) {
-		/* The caller's own load is the attach test. */
-		p->attach = true;
-	} else if (p->lsm_bpf && p->btf) {
-		/* The verdict below reports a failure; libbpf's own account of
-		 * it is for --verbose. */
-		libbpf_print_fn_t old = libbpf_set_print(NULL);
-
-		libbpf_set_print(sh_verbose ? old : NULL);
-		p->attach_err = load_and_attach(&skel);
-		libbpf_set_print(old);
-		p->attach = p->attach_err == 0;
-		sharness_bpf__destroy(skel);
-	}
-	return (p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach) ? 0 : SH_EXIT_NOENFORCE;
-}
-
-const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n)
-{
-	if (!p->securityfs)
-		snprintf(buf, n, "cannot read /sys/kernel/security/lsm: mount securityfs "
-			 "(mount -t securityfs securityfs /sys/kernel/security)");
-	else if (!p->lsm_bpf)
-		snprintf(buf, n, "BPF LSM is not active (active LSMs: %s): boot with "
-			 "lsm=%s,bpf on the kernel command line", p->lsm, p->lsm);
-	else if (!p->btf)
-		snprintf(buf, n, "kernel %s has no BTF (/sys/kernel/btf/vmlinux): use a "
-			 "kernel built with CONFIG_DEBUG_INFO_BTF=y", p->kernel);
-	else if (!p->attach)
-		snprintf(buf, n, "kernel %s refused to load or attach BPF LSM programs "
-			 "(%s)%s", p->kernel, strerror(-p->attach_err),
-			 p->attach_err == -EPERM ?
-			 ": this kernel does not allow BPF LSM programs here (run as root "
-			 "on the host, not in a container; check lockdown and "
-			 "kernel.unprivileged_bpf_disabled); use a kernel where it does, "
-			 "such as Debian 12's 6.1 or 6.12" : "; run with --verbose for the "
-			 "loader's log");
-	else if (!p->cgroup2)
-		snprintf(buf, n, "cgroup v2 is not mounted at /sys/fs/cgroup: boot with "
-			 "the unified hierarchy (systemd.unified_cgroup_hierarchy=1)");
-	else
-		snprintf(buf, n, "this kernel can enforce");
-	return buf;
-}
-
-void sh_probe_print(const struct sh_probe *p, FILE *out)
-{
-	char why[768];
-
-	fprintf(out, "kernel:          %s\n", p->kernel);
-	fprintf(out, "securityfs:      %s\n", p->securityfs ? "yes" : "no");
-	fprintf(out, "active LSMs:     %s\n", p->securityfs ? p->lsm : "(unknown)");
-	fprintf(out, "BPF LSM active:  %s\n", p->lsm_bpf ? "yes" : "no");
-	fprintf(out, "BTF:             %s\n", p->btf ? "yes" : "no");
-	fprintf(out, "cgroup v2:       %s\n", p->cgroup2 ? "yes" : "no");
-	if (p->lsm_bpf && p->btf)
-		fprintf(out, "programs attach: %s\n", p->attach ? "yes" :
-			strerror(-p->attach_err));
-	else
-		fprintf(out, "programs attach: not tried\n");
-	fprintf(out, "verdict:         %s\n",
-		(p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach) ?
-		"can enforce" : "CANNOT enforce");
-	if (!(p->securityfs && p->lsm_bpf && p->btf && p->cgroup2 && p->attach))
-		fprintf(out, "what to change:  %s\n", sh_probe_why(p, why, sizeof(why)));
-}
-
-/* ---- enforcer --------------------------------------------------------- */
-
-/*
- * A ring record is the event header and the path's own bytes with its NUL
- * (records from an older build of the programs, still in an adopted ring,
- * are whole structs: the same header, a longer tail). Consumers get a
- * whole struct sh_event with a terminated path that fits the record.
- */
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct sh_enforcer *e = ctx;
@@ -264,299 +43,59 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return e->fn ? e->fn(e->ctx, &ev) : 0;
 }
 
-/* ---- pinned state ------------------------------------------------------ */
-
-/*
- * Everything the kernel side needs lives pinned under PIN_DIR/gen-N: maps
- * (map_NAME) and links (link_PROG). A daemon that dies leaves them
- * attached, so every tree stays held. The next daemon reuses the maps when
- * their layout is the same (tags, rules, task membership and unread events
- * carry over), attaches its own programs, pins them as generation N+1 and
- * only then removes generation N: there is no moment without enforcement.
- */
-
-static bool map_reusable_kind(const struct bpf_map *m)
+/* Runtime tags (tag, run) survive a daemon restart in the state file. */
+void sh_enforcer_save_state(struct sh_enforcer *e)
 {
-	const char *name = bpf_map__name(m);
-	size_t n = strlen(name);
-
-	/* .rodata and .kconfig are constants of a build; .bss is state. The
-	 * scratch maps are working memory of one program call. */
-	if (strncmp(name, "scratch", 7) == 0)
-		return false;
-	return !bpf_map__is_internal(m) || (n >= 4 && strcmp(name + n - 4, ".bss") == 0);
-}
-
-static void pin_name(char *buf, size_t n, const char *dir, const char *kind, const char *name)
-{
-	snprintf(buf, n, "%s/%s_%s", dir, kind, name);
-	for (char *p = buf + strlen(dir) + 1; *p; p++)
-		if (*p == '.')
-			*p = '_';
-}
-
-/* Highest generation directory under pin_dir; 0 if none. */
-static unsigned newest_gen(const char *pin_dir)
-{
-	DIR *d = opendir(pin_dir);
-	struct dirent *de;
-	unsigned best = 0, g;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (sscanf(de->d_name, "gen-%u", &g) == 1 && g > best)
-			best = g;
-	closedir(d);
-	return best;
-}
-
-static int remove_gen(const char *pin_dir, unsigned gen)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *de;
-	int err = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path) < 0 && !err)
-			err = -errno;
-	}
-	closedir(d);
-	if (rmdir(dir) < 0 && !err)
-		err = -errno;
-	return err;
-}
-
-static void remove_other_gens(const char *pin_dir, unsigned keep)
-{
-	DIR *d = opendir(pin_dir);
-	struct dirent *de;
-	unsigned g;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		int err;
-
-		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
-			continue;
-		err = remove_gen(pin_dir, g);
-		if (err)
-			sh_log("cannot remove %s/gen-%u: %s", pin_dir, g, strerror(-err));
-	}
-	closedir(d);
-}
-
-/* Reuse every pinned map of generation `gen`, or none of them. */
-static int adopt_maps(struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct bpf_map *m;
-	int fds[32], n = 0, err = 0;
-
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	bpf_object__for_each_map(m, skel->obj) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
-
-		if (!map_reusable_kind(m))
-			continue;
-		if (n == (int)(sizeof(fds) / sizeof(fds[0]))) {
-			err = -E2BIG;
-			break;
-		}
-		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
-		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			err = -errno;
-			break;
-		}
-		fds[n++] = fd;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
-		    info.value_size != bpf_map__value_size(m) ||
-		    info.max_entries != bpf_map__max_entries(m) ||
-		    info.map_flags != bpf_map__map_flags(m)) {
-			sh_log("pinned map %s does not match this build's layout", path);
-			err = -EINVAL;
-			break;
-		}
-	}
-	if (!err) {
-		int i = 0;
-
-		bpf_object__for_each_map(m, skel->obj) {
-			if (!map_reusable_kind(m))
-				continue;
-			err = bpf_map__reuse_fd(m, fds[i++]);
-			if (err)
-				break;
-		}
-	}
-	for (int i = 0; i < n; i++)
-		close(fds[i]);
-	return err;
-}
-
-static int pin_all(struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct bpf_program *p;
-	struct bpf_map *m;
-	int err;
-
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	err = sh_mkdir_p(dir, 0700);
-	if (err)
-		return err;
-	bpf_object__for_each_map(m, skel->obj) {
-		if (!map_reusable_kind(m))
-			continue;
-		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
-		err = bpf_map__pin(m, path);
-		if (err)
-			return err;
-	}
-	bpf_object__for_each_program(p, skel->obj) {
-		struct bpf_link *l = NULL;
-
-		/* The skeleton keeps one link per program, in order. */
-		for (int i = 0; i < skel->skeleton->prog_cnt; i++)
-			if (*skel->skeleton->progs[i].prog == p)
-				l = *skel->skeleton->progs[i].link;
-		if (!l)
-			continue;
-		pin_name(path, sizeof(path), dir, "link", bpf_program__name(p));
-		err = bpf_link__pin(l, path);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int sh_pinned_state(const char *pin_dir, unsigned *links, unsigned *tags)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	unsigned gen = newest_gen(pin_dir);
-	struct dirent *de;
-	DIR *d;
-	int fd;
-
-	*links = *tags = 0;
-	if (!gen)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		*links += strncmp(de->d_name, "link_", 5) == 0;
-	closedir(d);
-	snprintf(path, sizeof(path), "%s/map_tags", dir);
-	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		__u64 key, next;
-		void *prev = NULL;
-
-		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-			(*tags)++;
-			key = next;
-			prev = &key;
-		}
-		close(fd);
-	}
-	return gen;
-}
-
-int sh_unload_pinned(const char *pin_dir)
-{
-	unsigned gen;
-	int err = 0;
-
-	while ((gen = newest_gen(pin_dir))) {
-		int e = remove_gen(pin_dir, gen);
-
-		if (e) {
-			err = e;
-			break;
-		}
-	}
-	return err;
-}
-
-/* Runtime tags (tag, run) survive a daemon restart in this file. */
-static void save_state(struct sh_enforcer *e)
-{
-	char tmp[PATH_MAX + 8];
-	FILE *f;
-
-	if (!e->state_path)
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", e->state_path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		sh_log("cannot write %s: %s", tmp, strerror(errno));
-		return;
-	}
-	for (size_t i = 0; i < e->ntags; i++)
-		if (!e->tags[i].from_policy)
-			fprintf(f, "%llu\t%u\t%s\t%s\n", (unsigned long long)e->tags[i].cgid,
-				e->tags[i].run_id, e->tags[i].policy, e->tags[i].path);
-	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, e->state_path))
-		sh_log("cannot write %s: %s", e->state_path, strerror(errno));
+	sh_pin_save_tags(e->state_path, e->tags, e->ntags);
 }
 
 static void restore_state(struct sh_enforcer *e)
 {
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
+	sh_pin_restore_tags(e->state_path, bpf_map__fd(e->skel->maps.tags), &e->tags, &e->ntags);
+}
 
-	f = fopen(e->state_path, "re");
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		struct sh_cgroup_tag v;
-		unsigned long long cgid;
-		unsigned run_id;
-		char *policy, *path, *save = NULL;
-		struct sh_tag_entry *t;
+/*
+ * Reuse the maps of the previous daemon's generation old_gen: tags, rules,
+ * task membership and unread events carry over. Maps that do not fit this
+ * build are left alone and a fresh skeleton is opened instead.
+ */
+static int adopt(struct sh_enforcer *e, unsigned old_gen)
+{
+	int err = sh_pin_adopt_maps(e->skel->obj, e->pin_dir, old_gen);
 
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%llu\t%u\t", &cgid, &run_id) != 2)
-			continue;
-		strtok_r(line, "\t", &save);
-		strtok_r(NULL, "\t", &save);
-		policy = strtok_r(NULL, "\t", &save);
-		path = strtok_r(NULL, "", &save);
-		if (!policy || !path || bpf_map_lookup_elem(tags_fd, &cgid, &v))
-			continue;
-		t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
-		if (!t)
-			break;
-		e->tags = t;
-		e->tags[e->ntags] = (struct sh_tag_entry){ .cgid = cgid, .run_id = run_id,
-			.policy = strdup(policy), .path = strdup(path) };
-		if (!e->tags[e->ntags].policy || !e->tags[e->ntags].path) {
-			free(e->tags[e->ntags].policy);
-			free(e->tags[e->ntags].path);
-			break;
-		}
-		sh_log("adopted tag %s (policy %s%s)", path, policy, run_id ? ", run" : "");
-		e->ntags++;
+	if (!err) {
+		e->adopted = true;
+		return 0;
 	}
-	free(line);
-	fclose(f);
+	/* Start fresh; the old programs stay attached until ours are. */
+	sh_log("cannot reuse the pinned maps of %s/gen-%u (%s): starting with "
+	       "fresh maps; tags are restored from %s", e->pin_dir, old_gen,
+	       strerror(-err), e->state_path ? e->state_path : "(nowhere)");
+	sharness_bpf__destroy(e->skel);
+	return sh_probe_open(&e->skel);
+}
+
+/* Load and attach ours, pin them as generation gen and only then remove
+ * the older generations: there is no moment without enforcement. */
+static int attach_and_pin(struct sh_enforcer *e, unsigned gen)
+{
+	int err = sharness_bpf__load(e->skel);
+
+	if (!err)
+		err = sharness_bpf__attach(e->skel);
+	if (err)
+		return err;
+	err = sh_pin_all(e->skel->skeleton, e->pin_dir, gen);
+	if (err) {
+		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
+		       e->pin_dir, strerror(-err));
+		sh_pin_remove_gen(e->pin_dir, gen);
+		return err;
+	}
+	e->gen = gen;
+	/* Ours are attached and pinned: older generations can go. */
+	sh_pin_remove_other_gens(e->pin_dir, e->gen);
+	return 0;
 }
 
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
@@ -577,46 +116,18 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		err = -ENOMEM;
 		goto fail;
 	}
-	e->skel = sharness_bpf__open();
-	if (!e->skel) {
-		err = errno ? -errno : -ENOMEM;
-		goto fail;
-	}
-	configure_optional(e->skel);
-	old_gen = newest_gen(pin_dir);
-	if (old_gen) {
-		err = adopt_maps(e->skel, pin_dir, old_gen);
-		if (err) {
-			/* Start fresh; the old programs stay attached until ours are. */
-			sh_log("cannot reuse the pinned maps of %s/gen-%u (%s): starting with "
-			       "fresh maps; tags are restored from %s", pin_dir, old_gen,
-			       strerror(-err), e->state_path ? e->state_path : "(nowhere)");
-			sharness_bpf__destroy(e->skel);
-			e->skel = sharness_bpf__open();
-			if (!e->skel) {
-				err = errno ? -errno : -ENOMEM;
-				goto fail;
-			}
-			configure_optional(e->skel);
-		} else {
-			e->adopted = true;
-		}
-	}
-	err = sharness_bpf__load(e->skel);
-	if (!err)
-		err = sharness_bpf__attach(e->skel);
+	err = sh_probe_open(&e->skel);
 	if (err)
 		goto fail;
-	err = pin_all(e->skel, pin_dir, old_gen + 1);
-	if (err) {
-		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
-		       pin_dir, strerror(-err));
-		remove_gen(pin_dir, old_gen + 1);
-		goto fail;
+	old_gen = sh_pin_newest_gen(pin_dir);
+	if (old_gen) {
+		err = adopt(e, old_gen);
+		if (err)
+			goto fail;
 	}
-	e->gen = old_gen + 1;
-	/* Ours are attached and pinned: older generations can go. */
-	remove_other_gens(pin_dir, e->gen);
+	err = attach_and_pin(e, old_gen + 1);
+	if (err)
+		goto fail;
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_sample, e, NULL);
 	if (!e->rb) {
 		err = errno ? -errno : -ENOMEM;
@@ -744,14 +255,14 @@ bool sh_enforcer_adopted(struct sh_enforcer *e)
 /* Detach everything: unpin, then close (the links go with their last fd). */
 int sh_enforcer_unload(struct sh_enforcer *e)
 {
-	int err = sh_unload_pinned(e->pin_dir);
+	int err = sh_pin_unload(e->pin_dir);
 
 	if (e->state_path)
 		unlink(e->state_path);
 	return err;
 }
 
-static void free_tags(struct sh_tag_entry *t, size_t n)
+void sh_enforcer_free_tags(struct sh_tag_entry *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(t[i].path);
@@ -770,7 +281,7 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 		for (int i = 0; i < SH_MAX_POLICIES; i++)
 			free(e->names[s][i]);
 	sh_policy_set_free(&e->set);
-	free_tags(e->tags, e->ntags);
+	sh_enforcer_free_tags(e->tags, e->ntags);
 	free(e->pin_dir);
 	free(e->state_path);
 	free(e);
@@ -834,445 +345,4 @@ const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t 
 			return e->tags[i].path;
 		}
 	return NULL;
-}
-
-/*
- * The id of a cgroup that can be tagged. The programs look for tags at the
- * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
- * so it is refused rather than accepted and not enforced.
- */
-#include "compile.h"
-
-static int tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
-{
-	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
-
-	if (err == -ENOTDIR) {
-		snprintf(errbuf, errlen, "%s is not a cgroup v2 directory under /sys/fs/cgroup",
-			 cgroup);
-		return err;
-	}
-	if (err) {
-		snprintf(errbuf, errlen, "cgroup %s: %s", cgroup, strerror(-err));
-		return err;
-	}
-	if (level >= SH_MAX_CGROUP_LEVEL) {
-		snprintf(errbuf, errlen, "cgroup %s is %d levels deep; at most %d can be tagged",
-			 cgroup, level, SH_MAX_CGROUP_LEVEL - 1);
-		return -E2BIG;
-	}
-	return 0;
-}
-
-/* A policy's id in its set is its index there. */
-static int policy_index(const struct sh_policy_set *set, const char *name)
-{
-	const struct sh_policy *p = sh_policy_find(set, name);
-
-	return p ? (int)(p - set->pols) : -1;
-}
-
-/* Delete every rule key of one slot. */
-static int clear_slot_rules(int fd, unsigned slot)
-{
-	struct sh_rule_key key, next;
-	void *prev = NULL;
-	int err;
-
-	/* Deleting while iterating restarts the walk; collect first. */
-	for (;;) {
-		bool found = false;
-
-		prev = NULL;
-		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-			if (next.slot == slot) {
-				found = true;
-				break;
-			}
-			key = next;
-			prev = &key;
-		}
-		if (!found)
-			return 0;
-		err = bpf_map_delete_elem(fd, &next);
-		if (err && errno != ENOENT)
-			return -errno;
-	}
-}
-
-/* Writes policy p's rules, as policy `id` of `slot`, into the rules map. */
-static int write_policy_rules(int fd, unsigned slot, unsigned id,
-			      const struct sh_policy *p, struct sh_errors *errs)
-{
-	struct sh_compiled c;
-	int err;
-
-	for (size_t i = 0; i < p->nrules; i++) {
-		const struct sh_rule *r = &p->rules[i];
-
-		if (r->key && strcmp(r->key, r->path) != 0)
-			sh_dbg("%s:%d: rule %s resolves to %s", p->file, r->line, r->path, r->key);
-	}
-	err = sh_compile_rules(p, slot, id, &c, errs);
-	if (err)
-		return err;
-	for (size_t i = 0; i < c.n; i++) {
-		const struct sh_compiled_rule *r = &c.rules[i];
-
-		if (!bpf_map_update_elem(fd, &r->key, &r->act, BPF_ANY))
-			continue;
-		err = -errno;
-		if (r->rule)
-			sh_errors_add(errs, "%s:%d: cannot store rule %s: %s",
-				      p->file, r->rule->line, r->rule->path, strerror(-err));
-		else
-			sh_errors_add(errs, "%s: cannot store default lib rule: %s",
-				      p->file, strerror(-err));
-		break;
-	}
-	sh_compile_free(&c);
-	return err;
-}
-
-static void bump_gen(struct sh_enforcer *e)
-{
-	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
-}
-
-/* Appends a copy of t (its strings duplicated) to the list *v of *n. */
-static int push_tag(struct sh_tag_entry **v, size_t *n, size_t *cap,
-		    const struct sh_tag_entry *t)
-{
-	struct sh_tag_entry *e;
-
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-
-		e = realloc(*v, ncap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		*v = e;
-		*cap = ncap;
-	}
-	e = &(*v)[(*n)++];
-	*e = *t;
-	e->path = strdup(t->path);
-	e->policy = strdup(t->policy);
-	return e->path && e->policy ? 0 : -ENOMEM;
-}
-
-/*
- * The tag list of a new set: the cgroups its policies name, then the
- * runtime tags of e, each of which must name a policy of the set.
- */
-static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
-			struct sh_tag_entry **nt, size_t *nnt, struct sh_errors *errs)
-{
-	size_t cap = 0;
-	int err;
-
-	for (size_t i = 0; i < set->n; i++) {
-		const struct sh_policy *p = &set->pols[i];
-
-		for (size_t c = 0; c < p->ncgroups; c++) {
-			struct sh_tag_entry t = { .from_policy = true, .path = p->cgroups[c],
-						  .policy = p->name };
-			char why[512];
-
-			err = tag_id(p->cgroups[c], &t.cgid, why, sizeof(why));
-			if (err) {
-				sh_errors_add(errs, "%s:%d: %s", p->file,
-					      p->cgroup_lines ? p->cgroup_lines[c] : 0, why);
-				return err;
-			}
-			err = push_tag(nt, nnt, &cap, &t);
-			if (err)
-				return err;
-		}
-	}
-	for (size_t i = 0; i < e->ntags; i++) {
-		const struct sh_tag_entry *t = &e->tags[i];
-
-		if (t->from_policy)
-			continue;
-		if (policy_index(set, t->policy) < 0) {
-			sh_errors_add(errs, "policy '%s' is in use by %s %s; untag it or end the run first",
-				      t->policy, t->run_id ? "run cgroup" : "tagged cgroup", t->path);
-			return -EBUSY;
-		}
-		err = push_tag(nt, nnt, &cap, &(struct sh_tag_entry){ .cgid = t->cgid,
-			.run_id = t->run_id, .path = t->path, .policy = t->policy });
-		if (err)
-			return err;
-	}
-	for (size_t i = 0; i < *nnt; i++)
-		for (size_t j = 0; j < i; j++)
-			if ((*nt)[i].cgid == (*nt)[j].cgid) {
-				sh_errors_add(errs, "cgroup %s is tagged twice (policies '%s' and '%s')",
-					      (*nt)[i].path, (*nt)[j].policy, (*nt)[i].policy);
-				return -EEXIST;
-			}
-	return 0;
-}
-
-/* Fills slot ns (not in force) with the rules and policy table of set. */
-static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
-		     struct sh_errors *errs)
-{
-	int rules_fd = bpf_map__fd(e->skel->maps.rules);
-	int pol_fd = bpf_map__fd(e->skel->maps.policies);
-	int err;
-
-	for (size_t i = 0; i < set->n; i++) {
-		err = write_policy_rules(rules_fd, ns, i, &set->pols[i], errs);
-		if (err)
-			return err;
-	}
-	for (uint32_t i = 0; i < SH_MAX_POLICIES; i++) {
-		struct sh_policy_conf conf = {};
-		uint32_t idx = ns * SH_MAX_POLICIES + i;
-
-		if (i < set->n) {
-			conf.flags = sh_compile_flags(&set->pols[i]);
-			conf.caps = set->pols[i].caps_allow;
-		}
-		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
-			err = -errno;
-			sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/*
- * Gives every cgroup of the new tag list its policy in slot ns, and takes
- * slot ns from the tags the list drops; entries keep their policy in the
- * slot in force.  *ntag_new: how many were written.
- */
-static int tag_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
-		    const struct sh_tag_entry *nt, size_t nnt, size_t *ntag_new,
-		    struct sh_errors *errs)
-{
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	int err;
-
-	for (size_t i = 0; i < nnt; i++) {
-		struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
-
-		bpf_map_lookup_elem(tags_fd, &nt[i].cgid, &v);
-		v.policy[ns] = policy_index(set, nt[i].policy);
-		v.run_id = nt[i].run_id;
-		if (bpf_map_update_elem(tags_fd, &nt[i].cgid, &v, BPF_ANY)) {
-			err = -errno;
-			sh_errors_add(errs, "cannot tag %s: %s", nt[i].path, strerror(-err));
-			return err; /* entries with policy[old] set are unchanged in force */
-		}
-		(*ntag_new)++;
-	}
-	for (size_t i = 0; i < e->ntags; i++) {
-		struct sh_cgroup_tag v;
-		bool keep = false;
-
-		for (size_t j = 0; j < nnt; j++)
-			keep |= nt[j].cgid == e->tags[i].cgid;
-		if (keep || bpf_map_lookup_elem(tags_fd, &e->tags[i].cgid, &v))
-			continue;
-		v.policy[ns] = SH_POLICY_NONE;
-		bpf_map_update_elem(tags_fd, &e->tags[i].cgid, &v, BPF_ANY);
-	}
-	return 0;
-}
-
-/* Drops every tag the new list does not have (including any left by a
- * previous daemon whose record was lost). */
-static void drop_stale_tags(struct sh_enforcer *e, const struct sh_tag_entry *nt, size_t nnt)
-{
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-
-	for (;;) {
-		__u64 key, next;
-		void *prev = NULL;
-		bool found = false;
-
-		while (bpf_map_get_next_key(tags_fd, prev, &next) == 0) {
-			bool keep = false;
-
-			for (size_t j = 0; j < nnt; j++)
-				keep |= nt[j].cgid == next;
-			if (!keep) {
-				found = true;
-				break;
-			}
-			key = next;
-			prev = &key;
-		}
-		if (!found || bpf_map_delete_elem(tags_fd, &next))
-			break;
-		sh_log("dropped tag of cgroup id %llu: no policy or run claims it",
-		       (unsigned long long)next);
-	}
-}
-
-/* Makes slot ns the one in force, then keeps the new set and tag list
- * (taking both over). */
-static void switch_slot(struct sh_enforcer *e, unsigned ns, struct sh_policy_set *set,
-			struct sh_tag_entry *nt, size_t nnt, size_t ntag_new)
-{
-	/* One store makes the new slot the one in force. */
-	if (ntag_new > e->skel->bss->ntagged)
-		e->skel->bss->ntagged = ntag_new;
-	__atomic_store_n(&e->skel->bss->active_slot, ns, __ATOMIC_SEQ_CST);
-	bump_gen(e);
-	e->slot = ns;
-
-	drop_stale_tags(e, nt, nnt);
-	e->skel->bss->ntagged = ntag_new;
-	bump_gen(e);
-
-	for (int i = 0; i < SH_MAX_POLICIES; i++) {
-		free(e->names[ns][i]);
-		e->names[ns][i] = (size_t)i < set->n ? strdup(set->pols[i].name) : NULL;
-	}
-	free_tags(e->tags, e->ntags);
-	e->tags = nt;
-	e->ntags = nnt;
-	sh_policy_set_free(&e->set);
-	e->set = *set;
-	memset(set, 0, sizeof(*set));
-	save_state(e);
-}
-
-int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
-		      struct sh_errors *errs)
-{
-	int rules_fd = bpf_map__fd(e->skel->maps.rules);
-	unsigned ns = !e->slot;
-	struct sh_tag_entry *nt = NULL;
-	size_t nnt = 0, ntag_new = 0;
-	int err;
-
-	if (set->n > SH_MAX_POLICIES) {
-		sh_errors_add(errs, "%zu policies, at most %d", set->n, SH_MAX_POLICIES);
-		return -E2BIG;
-	}
-	err = new_tag_list(e, set, &nt, &nnt, errs);
-	if (err)
-		goto out;
-
-	/* Fill the inactive slot. */
-	err = clear_slot_rules(rules_fd, ns);
-	if (err) {
-		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
-		goto out;
-	}
-	err = fill_slot(e, ns, set, errs);
-	if (!err)
-		err = tag_slot(e, ns, set, nt, nnt, &ntag_new, errs);
-	if (err) {
-		/* The active slot was never touched: the old policy stays in force. */
-		clear_slot_rules(rules_fd, ns);
-		goto out;
-	}
-	switch_slot(e, ns, set, nt, nnt, ntag_new);
-	return 0;
-
-out:
-	free_tags(nt, nnt);
-	return err;
-}
-
-int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
-		    uint32_t run_id, char *errbuf, size_t errlen)
-{
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
-	struct sh_tag_entry *t;
-	uint64_t id;
-	int idx, err;
-
-	if (strpbrk(cgroup, "\t\n")) {
-		snprintf(errbuf, errlen, "cgroup path must not contain tabs or newlines");
-		return -EINVAL;
-	}
-	idx = policy_index(&e->set, policy);
-	if (idx < 0) {
-		snprintf(errbuf, errlen, "no policy named '%s' is loaded", policy);
-		return -ENOENT;
-	}
-	err = tag_id(cgroup, &id, errbuf, errlen);
-	if (err)
-		return err;
-	for (size_t i = 0; i < e->ntags; i++)
-		if (e->tags[i].cgid == id) {
-			snprintf(errbuf, errlen, "%s is already tagged with policy '%s'",
-				 cgroup, e->tags[i].policy);
-			return -EEXIST;
-		}
-	t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	e->tags = t;
-	t = &e->tags[e->ntags];
-	*t = (struct sh_tag_entry){ .cgid = id, .run_id = run_id,
-		.path = strdup(cgroup), .policy = strdup(policy) };
-	if (!t->path || !t->policy) {
-		free(t->path);
-		free(t->policy);
-		return -ENOMEM;
-	}
-	v.policy[e->slot] = idx;
-	v.run_id = run_id;
-	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
-		err = -errno;
-		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));
-		free(t->path);
-		free(t->policy);
-		return err;
-	}
-	e->ntags++;
-	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
-	bump_gen(e);
-	save_state(e);
-	return 0;
-}
-
-int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
-{
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	uint64_t id;
-	int err;
-
-	/* A removed cgroup is found by the path it was tagged under. */
-	err = sh_cgroup_id(cgroup, &id);
-	if (err)
-		id = 0;
-	for (size_t i = 0; i < e->ntags; i++) {
-		struct sh_tag_entry *t = &e->tags[i];
-
-		if (id ? t->cgid != id : strcmp(t->path, cgroup) != 0)
-			continue;
-		id = t->cgid;
-		if (t->from_policy) {
-			snprintf(errbuf, errlen, "%s is tagged by policy '%s' (cgroup = line); "
-				 "remove it there and reload", cgroup, t->policy);
-			return -EPERM;
-		}
-		if (bpf_map_delete_elem(tags_fd, &id) && errno != ENOENT) {
-			err = -errno;
-			snprintf(errbuf, errlen, "cannot untag %s: %s", cgroup, strerror(-err));
-			return err;
-		}
-		free(t->path);
-		free(t->policy);
-		memmove(t, t + 1, (e->ntags - i - 1) * sizeof(*t));
-		e->ntags--;
-		if (e->skel->bss->ntagged)
-			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
-		bump_gen(e);
-		save_state(e);
-		return 0;
-	}
-	snprintf(errbuf, errlen, "%s is not tagged", cgroup);
-	return -ENOENT;
 }

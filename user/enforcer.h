@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The kernel side as seen from user space: probing whether this kernel can
- * enforce, loading and attaching the programs, and keeping the policy and
- * tag maps. Reload is atomic: a new policy set is written into the inactive
- * slot and switched in with one store.
+ * The kernel side as seen from user space: loading and attaching the
+ * programs (whether this kernel can is probe.h's question; their pinned
+ * state and its adoption are pin.h's), and keeping the policy and tag maps.
+ * Reload is atomic: a new policy set is written into the inactive slot and
+ * switched in with one store.
  */
 #ifndef SH_ENFORCER_H
 #define SH_ENFORCER_H
@@ -15,31 +16,6 @@
 
 #include "sharness.h"
 #include "policy.h"
-
-/* Route libbpf's messages: its debug output only with --verbose. */
-void sh_libbpf_quiet(void);
-
-struct sh_probe {
-	bool securityfs;        /* /sys/kernel/security/lsm readable */
-	bool lsm_bpf;           /* "bpf" in the active LSM list */
-	bool btf;               /* /sys/kernel/btf/vmlinux */
-	bool cgroup2;           /* cgroup v2 at /sys/fs/cgroup */
-	bool attach;            /* the programs loaded and attached */
-	int attach_err;         /* -errno of the failed load/attach */
-	char lsm[512];
-	char kernel[128];
-};
-
-/* Runs every check, including a real load and attach; 0 when this kernel
- * can enforce, SH_EXIT_NOENFORCE otherwise. */
-int sh_probe_run(struct sh_probe *p);
-/* The same without the load and attach (the caller does that itself and
- * reports a failure through attach/attach_err). */
-int sh_probe_run_opts(struct sh_probe *p, bool try_attach);
-/* Human report of a probe, with what to change where a check failed. */
-void sh_probe_print(const struct sh_probe *p, FILE *out);
-/* The first failed check as one sentence that says what to change. */
-const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n);
 
 struct sh_tag_entry {
 	uint64_t cgid;
@@ -54,7 +30,7 @@ typedef int (*sh_event_fn)(void *ctx, const struct sh_event *ev);
 struct sh_enforcer;
 
 /* Load, attach and pin under pin_dir, adopting a previous daemon's pinned
- * state (see enforcer.c). state_path keeps runtime tags across restarts. */
+ * state (see pin.c). state_path keeps runtime tags across restarts. */
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		     const char *pin_dir, const char *state_path);
 bool sh_enforcer_adopted(struct sh_enforcer *e);
@@ -85,9 +61,6 @@ void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v);
 /* Detach: remove every pinned generation. The programs stay attached
  * until the enforcer is destroyed. */
 int sh_enforcer_unload(struct sh_enforcer *e);
-/* Without a daemon: newest pinned generation (0: none), its links and tags. */
-int sh_pinned_state(const char *pin_dir, unsigned *links, unsigned *tags);
-int sh_unload_pinned(const char *pin_dir);
 void sh_enforcer_destroy(struct sh_enforcer *e);
 
 /* Swap in a new policy set atomically. On error nothing changes and the
@@ -106,6 +79,5 @@ const char *sh_enforcer_policy_name(struct sh_enforcer *e, unsigned slot, unsign
 const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
 const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id);
-const char *sh_hook_name(unsigned hook);
 
 #endif

@@ -19,8 +19,9 @@
 
 #include "control.h"
 #include "ctl.h"
-#include "enforcer.h"
+#include "pin.h"
 #include "policy.h"
+#include "probe.h"
 #include "util.h"
 
 const char *ctl_sock_path = SH_CTL_DEFAULT_SOCKET;
@@ -115,7 +116,7 @@ static int cmd_policy(int argc, char **argv)
 static int status_without_daemon(bool json, int err)
 {
 	unsigned links, tags;
-	int gen = sh_pinned_state(pin_dir, &links, &tags);
+	int gen = sh_pin_state(pin_dir, &links, &tags);
 
 	if (gen > 0 && links > 0) {
 		if (json)

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Policy sets and tags in force: a new set is compiled (compile.c) into the
+ * inactive slot of the rules and policy maps, the tags get their policy in
+ * that slot, and one store to `active_slot` switches every program over.
+ * On any error nothing in force changes. Tagging and untagging a cgroup
+ * (policies' cgroup lines, `sharnessctl tag` and runs) live here too.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "compile.h"
+#include "enforcer_int.h"
+#include "sharness.skel.h"
+#include "util.h"
+
+/*
+ * The id of a cgroup that can be tagged. The programs look for tags at the
+ * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
+ * so it is refused rather than accepted and not enforced.
+ */
+static int tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
+{
+	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
+
+	if (err == -ENOTDIR) {
+		snprintf(errbuf, errlen, "%s is not a cgroup v2 directory under /sys/fs/cgroup",
+			 cgroup);
+		return err;
+	}
+	if (err) {
+		snprintf(errbuf, errlen, "cgroup %s: %s", cgroup, strerror(-err));
+		return err;
+	}
+	if (level >= SH_MAX_CGROUP_LEVEL) {
+		snprintf(errbuf, errlen, "cgroup %s is %d levels deep; at most %d can be tagged",
+			 cgroup, level, SH_MAX_CGROUP_LEVEL - 1);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* A policy's id in its set is its index there. */
+static int policy_index(const struct sh_policy_set *set, const char *name)
+{
+	const struct sh_policy *p = sh_policy_find(set, name);
+
+	return p ? (int)(p - set->pols) : -1;
+}
+
+/* Delete every rule key of one slot. */
+static int clear_slot_rules(int fd, unsigned slot)
+{
+	struct sh_rule_key key, next;
+	void *prev = NULL;
+	int err;
+
+	/* Deleting while iterating restarts the walk; collect first. */
+	for (;;) {
+		bool found = false;
+
+		prev = NULL;
+		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+			if (next.slot == slot) {
+				found = true;
+				break;
+			}
+			key = next;
+			prev = &key;
+		}
+		if (!found)
+			return 0;
+		err = bpf_map_delete_elem(fd, &next);
+		if (err && errno != ENOENT)
+			return -errno;
+	}
+}
+
+/* Writes policy p's rules, as policy `id` of `slot`, into the rules map. */
+static int write_policy_rules(int fd, unsigned slot, unsigned id,
+			      const struct sh_policy *p, struct sh_errors *errs)
+{
+	struct sh_compiled c;
+	int err;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sh_rule *r = &p->rules[i];
+
+		if (r->key && strcmp(r->key, r->path) != 0)
+			sh_dbg("%s:%d: rule %s resolves to %s", p->file, r->line, r->path, r->key);
+	}
+	err = sh_compile_rules(p, slot, id, &c, errs);
+	if (err)
+		return err;
+	for (size_t i = 0; i < c.n; i++) {
+		const struct sh_compiled_rule *r = &c.rules[i];
+
+		if (!bpf_map_update_elem(fd, &r->key, &r->act, BPF_ANY))
+			continue;
+		err = -errno;
+		if (r->rule)
+			sh_errors_add(errs, "%s:%d: cannot store rule %s: %s",
+				      p->file, r->rule->line, r->rule->path, strerror(-err));
+		else
+			sh_errors_add(errs, "%s: cannot store default lib rule: %s",
+				      p->file, strerror(-err));
+		break;
+	}
+	sh_compile_free(&c);
+	return err;
+}
+
+static void bump_gen(struct sh_enforcer *e)
+{
+	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Appends a copy of t (its strings duplicated) to the list *v of *n. */
+static int push_tag(struct sh_tag_entry **v, size_t *n, size_t *cap,
+		    const struct sh_tag_entry *t)
+{
+	struct sh_tag_entry *e;
+
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+
+		e = realloc(*v, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		*v = e;
+		*cap = ncap;
+	}
+	e = &(*v)[(*n)++];
+	*e = *t;
+	e->path = strdup(t->path);
+	e->policy = strdup(t->policy);
+	return e->path && e->policy ? 0 : -ENOMEM;
+}
+
+/*
+ * The tag list of a new set: the cgroups its policies name, then the
+ * runtime tags of e, each of which must name a policy of the set.
+ */
+static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
+			struct sh_tag_entry **nt, size_t *nnt, struct sh_errors *errs)
+{
+	size_t cap = 0;
+	int err;
+
+	for (size_t i = 0; i < set->n; i++) {
+		const struct sh_policy *p = &set->pols[i];
+
+		for (size_t c = 0; c < p->ncgroups; c++) {
+			struct sh_tag_entry t = { .from_policy = true, .path = p->cgroups[c],
+						  .policy = p->name };
+			char why[512];
+
+			err = tag_id(p->cgroups[c], &t.cgid, why, sizeof(why));
+			if (err) {
+				sh_errors_add(errs, "%s:%d: %s", p->file,
+					      p->cgroup_lines ? p->cgroup_lines[c] : 0, why);
+				return err;
+			}
+			err = push_tag(nt, nnt, &cap, &t);
+			if (err)
+				return err;
+		}
+	}
+	for (size_t i = 0; i < e->ntags; i++) {
+		const struct sh_tag_entry *t = &e->tags[i];
+
+		if (t->from_policy)
+			continue;
+		if (policy_index(set, t->policy) < 0) {
+			sh_errors_add(errs, "policy '%s' is in use by %s %s; untag it or end the run first",
+				      t->policy, t->run_id ? "run cgroup" : "tagged cgroup", t->path);
+			return -EBUSY;
+		}
+		err = push_tag(nt, nnt, &cap, &(struct sh_tag_entry){ .cgid = t->cgid,
+			.run_id = t->run_id, .path = t->path, .policy = t->policy });
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < *nnt; i++)
+		for (size_t j = 0; j < i; j++)
+			if ((*nt)[i].cgid == (*nt)[j].cgid) {
+				sh_errors_add(errs, "cgroup %s is tagged twice (policies '%s' and '%s')",
+					      (*nt)[i].path, (*nt)[j].policy, (*nt)[i].policy);
+				return -EEXIST;
+			}
+	return 0;
+}
+
+/* Fills slot ns (not in force) with the rules and policy table of set. */
+static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		     struct sh_errors *errs)
+{
+	int rules_fd = bpf_map__fd(e->skel->maps.rules);
+	int pol_fd = bpf_map__fd(e->skel->maps.policies);
+	int err;
+
+	for (size_t i = 0; i < set->n; i++) {
+		err = write_policy_rules(rules_fd, ns, i, &set->pols[i], errs);
+		if (err)
+			return err;
+	}
+	for (uint32_t i = 0; i < SH_MAX_POLICIES; i++) {
+		struct sh_policy_conf conf = {};
+		uint32_t idx = ns * SH_MAX_POLICIES + i;
+
+		if (i < set->n) {
+			conf.flags = sh_compile_flags(&set->pols[i]);
+			conf.caps = set->pols[i].caps_allow;
+		}
+		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
+			err = -errno;
+			sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Gives every cgroup of the new tag list its policy in slot ns, and takes
+ * slot ns from the tags the list drops; entries keep their policy in the
+ * slot in force.  *ntag_new: how many were written.
+ */
+static int tag_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		    const struct sh_tag_entry *nt, size_t nnt, size_t *ntag_new,
+		    struct sh_errors *errs)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	int err;
+
+	for (size_t i = 0; i < nnt; i++) {
+		struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
+
+		bpf_map_lookup_elem(tags_fd, &nt[i].cgid, &v);
+		v.policy[ns] = policy_index(set, nt[i].policy);
+		v.run_id = nt[i].run_id;
+		if (bpf_map_update_elem(tags_fd, &nt[i].cgid, &v, BPF_ANY)) {
+			err = -errno;
+			sh_errors_add(errs, "cannot tag %s: %s", nt[i].path, strerror(-err));
+			return err; /* entries with policy[old] set are unchanged in force */
+		}
+		(*ntag_new)++;
+	}
+	for (size_t i = 0; i < e->ntags; i++) {
+		struct sh_cgroup_tag v;
+		bool keep = false;
+
+		for (size_t j = 0; j < nnt; j++)
+			keep |= nt[j].cgid == e->tags[i].cgid;
+		if (keep || bpf_map_lookup_elem(tags_fd, &e->tags[i].cgid, &v))
+			continue;
+		v.policy[ns] = SH_POLICY_NONE;
+		bpf_map_update_elem(tags_fd, &e->tags[i].cgid, &v, BPF_ANY);
+	}
+	return 0;
+}
+
+/* Drops every tag the new list does not have (including any left by a
+ * previous daemon whose record was lost). */
+static void drop_stale_tags(struct sh_enforcer *e, const struct sh_tag_entry *nt, size_t nnt)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+
+	for (;;) {
+		__u64 key, next;
+		void *prev = NULL;
+		bool found = false;
+
+		while (bpf_map_get_next_key(tags_fd, prev, &next) == 0) {
+			bool keep = false;
+
+			for (size_t j = 0; j < nnt; j++)
+				keep |= nt[j].cgid == next;
+			if (!keep) {
+				found = true;
+				break;
+			}
+			key = next;
+			prev = &key;
+		}
+		if (!found || bpf_map_delete_elem(tags_fd, &next))
+			break;
+		sh_log("dropped tag of cgroup id %llu: no policy or run claims it",
+		       (unsigned long long)next);
+	}
+}
+
+/* Makes slot ns the one in force, then keeps the new set and tag list
+ * (taking both over). */
+static void switch_slot(struct sh_enforcer *e, unsigned ns, struct sh_policy_set *set,
+			struct sh_tag_entry *nt, size_t nnt, size_t ntag_new)
+{
+	/* One store makes the new slot the one in force. */
+	if (ntag_new > e->skel->bss->ntagged)
+		e->skel->bss->ntagged = ntag_new;
+	__atomic_store_n(&e->skel->bss->active_slot, ns, __ATOMIC_SEQ_CST);
+	bump_gen(e);
+	e->slot = ns;
+
+	drop_stale_tags(e, nt, nnt);
+	e->skel->bss->ntagged = ntag_new;
+	bump_gen(e);
+
+	for (int i = 0; i < SH_MAX_POLICIES; i++) {
+		free(e->names[ns][i]);
+		e->names[ns][i] = (size_t)i < set->n ? strdup(set->pols[i].name) : NULL;
+	}
+	sh_enforcer_free_tags(e->tags, e->ntags);
+	e->tags = nt;
+	e->ntags = nnt;
+	sh_policy_set_free(&e->set);
+	e->set = *set;
+	memset(set, 0, sizeof(*set));
+	sh_enforcer_save_state(e);
+}
+
+int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
+		      struct sh_errors *errs)
+{
+	int rules_fd = bpf_map__fd(e->skel->maps.rules);
+	unsigned ns = !e->slot;
+	struct sh_tag_entry *nt = NULL;
+	size_t nnt = 0, ntag_new = 0;
+	int err;
+
+	if (set->n > SH_MAX_POLICIES) {
+		sh_errors_add(errs, "%zu policies, at most %d", set->n, SH_MAX_POLICIES);
+		return -E2BIG;
+	}
+	err = new_tag_list(e, set, &nt, &nnt, errs);
+	if (err)
+		goto out;
+
+	/* Fill the inactive slot. */
+	err = clear_slot_rules(rules_fd, ns);
+	if (err) {
+		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
+		goto out;
+	}
+	err = fill_slot(e, ns, set, errs);
+	if (!err)
+		err = tag_slot(e, ns, set, nt, nnt, &ntag_new, errs);
+	if (err) {
+		/* The active slot was never touched: the old policy stays in force. */
+		clear_slot_rules(rules_fd, ns);
+		goto out;
+	}
+	switch_slot(e, ns, set, nt, nnt, ntag_new);
+	return 0;
+
+out:
+	sh_enforcer_free_tags(nt, nnt);
+	return err;
+}
+
+int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
+		    uint32_t run_id, char *errbuf, size_t errlen)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
+	struct sh_tag_entry *t;
+	uint64_t id;
+	int idx, err;
+
+	if (strpbrk(cgroup, "\t\n")) {
+		snprintf(errbuf, errlen, "cgroup path must not contain tabs or newlines");
+		return -EINVAL;
+	}
+	idx = policy_index(&e->set, policy);
+	if (idx < 0) {
+		snprintf(errbuf, errlen, "no policy named '%s' is loaded", policy);
+		return -ENOENT;
+	}
+	err = tag_id(cgroup, &id, errbuf, errlen);
+	if (err)
+		return err;
+	for (size_t i = 0; i < e->ntags; i++)
+		if (e->tags[i].cgid == id) {
+			snprintf(errbuf, errlen, "%s is already tagged with policy '%s'",
+				 cgroup, e->tags[i].policy);
+			return -EEXIST;
+		}
+	t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	e->tags = t;
+	t = &e->tags[e->ntags];
+	*t = (struct sh_tag_entry){ .cgid = id, .run_id = run_id,
+		.path = strdup(cgroup), .policy = strdup(policy) };
+	if (!t->path || !t->policy) {
+		free(t->path);
+		free(t->policy);
+		return -ENOMEM;
+	}
+	v.policy[e->slot] = idx;
+	v.run_id = run_id;
+	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));
+		free(t->path);
+		free(t->policy);
+		return err;
+	}
+	e->ntags++;
+	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
+	bump_gen(e);
+	sh_enforcer_save_state(e);
+	return 0;
+}
+
+int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	uint64_t id;
+	int err;
+
+	/* A removed cgroup is found by the path it was tagged under. */
+	err = sh_cgroup_id(cgroup, &id);
+	if (err)
+		id = 0;
+	for (size_t i = 0; i < e->ntags; i++) {
+		struct sh_tag_entry *t = &e->tags[i];
+
+		if (id ? t->cgid != id : strcmp(t->path, cgroup) != 0)
+			continue;
+		id = t->cgid;
+		if (t->from_policy) {
+			snprintf(errbuf, errlen, "%s is tagged by policy '%s' (cgroup = line); "
+				 "remove it there and reload", cgroup, t->policy);
+			return -EPERM;
+		}
+		if (bpf_map_delete_elem(tags_fd, &id) && errno != ENOENT) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot untag %s: %s", cgroup, strerror(-err));
+			return err;
+		}
+		free(t->path);
+		free(t->policy);
+		memmove(t, t + 1, (e->ntags - i - 1) * sizeof(*t));
+		e->ntags--;
+		if (e->skel->bss->ntagged)
+			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
+		bump_gen(e);
+		sh_enforcer_save_state(e);
+		return 0;
+	}
+	snprintf(errbuf, errlen, "%s is not tagged", cgroup);
+	return -ENOENT;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sharnessd's state, shared by its files: sharnessd.c (start, event loop,
+ * stop), records.c (the audit records of kernel events), requests.c (the
+ * control socket's requests), runs.c (the cgroups `sharnessctl run` uses)
+ * and protect.c (the daemon's own files).
+ */
+#ifndef SH_DAEMON_H
+#define SH_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "audit.h"
+#include "enforcer.h"
+#include "json.h"
+#include "ratelimit.h"
+
+/* Violations seen in one live run, reported in its run-end record. */
+struct sh_run_count {
+	uint32_t id;
+	uint64_t denials;
+};
+
+struct sh_daemon {
+	const char *policy_dir;
+	const char *audit_path;
+	const char *socket_path;
+	const char *pin_dir;
+	struct sh_enforcer *enf;
+	struct sh_audit audit;
+	struct sh_buf buf;              /* the record being written */
+	uint64_t events_logged;
+	uint32_t next_run;              /* id of the last run begun */
+	bool unloading;                 /* unloaded on request: the loop ends */
+	struct sh_ratelimit rl;
+	unsigned batch;                 /* events in this ring-buffer pass */
+	struct sh_run_count *runs;
+	size_t nruns;
+};
+
+/* sharnessd.c: re-reads the policy directory and swaps it in; on any
+ * error the old set stays in force. fd: a control connection to report to,
+ * or -1. */
+int sh_daemon_reload(struct sh_daemon *d, int fd);
+
+/* records.c */
+/* The rate limit, its suppression records going to the log; 0 or -ENOMEM. */
+int sh_rec_init(struct sh_daemon *d);
+/* The enforcer's event callback: one violation record (rate limited). */
+int sh_rec_event(void *ctx, const struct sh_event *ev);
+/* Events the kernel could not queue are counted there; say so in the log. */
+void sh_rec_dropped(struct sh_daemon *d);
+/* Writes d->buf as one audit record, then empties it. */
+void sh_rec_emit(struct sh_daemon *d);
+/* A string field of the record in d->buf. */
+void sh_rec_str(struct sh_daemon *d, const char *key, const char *s);
+/* The "unload" record: how many cgroups were tagged, forced, the result. */
+void sh_rec_unload(struct sh_daemon *d, uint64_t tagged, bool force, int err);
+
+/* requests.c: one connection on the listening socket lfd, one request. */
+void sh_req_serve(struct sh_daemon *d, int lfd);
+
+/* runs.c: the run-begin and run-end requests, and a run's violation count. */
+int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv);
+int sh_run_end(struct sh_daemon *d, int fd, int argc, char **argv);
+void sh_run_count_denial(struct sh_daemon *d, uint32_t run_id);
+
+/* protect.c: marks the daemon's own files so that no tree changes them;
+ * 0 or -errno (logged). */
+int sh_protect_own_files(struct sh_daemon *d);
+
+#endif

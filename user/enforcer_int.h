@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The enforcer object as its own files see it (enforcer.c: opening, marks,
+ * events; apply.c: policy sets and tags). Not for other modules: they use
+ * enforcer.h.
+ */
+#ifndef SH_ENFORCER_INT_H
+#define SH_ENFORCER_INT_H
+
+#include "enforcer.h"
+
+struct sh_enforcer {
+	char *pin_dir;
+	char *state_path;
+	unsigned gen;                           /* pinned generation */
+	bool adopted;                           /* maps reused from a previous daemon */
+	struct sharness_bpf *skel;
+	struct ring_buffer *rb;
+	sh_event_fn fn;
+	void *ctx;
+	unsigned slot;                          /* active slot */
+	char *names[SH_SLOTS][SH_MAX_POLICIES]; /* policy names per slot */
+	struct sh_policy_set set;               /* policy set in force */
+	struct sh_tag_entry *tags;
+	size_t ntags;
+};
+
+/* Runtime tags (tag, run) to the state file, so a restart keeps them. */
+void sh_enforcer_save_state(struct sh_enforcer *e);
+void sh_enforcer_free_tags(struct sh_tag_entry *t, size_t n);
+
+#endif

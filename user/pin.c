@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pinned state and its adoption: the generations under the pin directory,
+ * reusing a previous daemon's maps, pinning ours, and the file that keeps
+ * runtime tags across restarts.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "enforcer.h"
+#include "pin.h"
+#include "util.h"
+
+/*
+ * Everything the kernel side needs lives pinned under PIN_DIR/gen-N: maps
+ * (map_NAME) and links (link_PROG). A daemon that dies leaves them
+ * attached, so every tree stays held. The next daemon reuses the maps when
+ * their layout is the same (tags, rules, task membership and unread events
+ * carry over), attaches its own programs, pins them as generation N+1 and
+ * only then removes generation N: there is no moment without enforcement.
+ */
+
+static bool map_reusable_kind(const struct bpf_map *m)
+{
+	const char *name = bpf_map__name(m);
+	size_t n = strlen(name);
+
+	/* .rodata and .kconfig are constants of a build; .bss is state. The
+	 * scratch maps are working memory of one program call. */
+	if (strncmp(name, "scratch", 7) == 0)
+		return false;
+	return !bpf_map__is_internal(m) || (n >= 4 && strcmp(name + n - 4, ".bss") == 0);
+}
+
+static void pin_name(char *buf, size_t n, const char *dir, const char *kind, const char *name)
+{
+	snprintf(buf, n, "%s/%s_%s", dir, kind, name);
+	for (char *p = buf + strlen(dir) + 1; *p; p++)
+		if (*p == '.')
+			*p = '_';
+}
+
+unsigned sh_pin_newest_gen(const char *pin_dir)
+{
+	DIR *d = opendir(pin_dir);
+	struct dirent *de;
+	unsigned best = 0, g;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (sscanf(de->d_name, "gen-%u", &g) == 1 && g > best)
+			best = g;
+	closedir(d);
+	return best;
+}
+
+int sh_pin_remove_gen(const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) < 0 && !err)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
+void sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
+{
+	DIR *d = opendir(pin_dir);
+	struct dirent *de;
+	unsigned g;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int err;
+
+		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
+			continue;
+		err = sh_pin_remove_gen(pin_dir, g);
+		if (err)
+			sh_log("cannot remove %s/gen-%u: %s", pin_dir, g, strerror(-err));
+	}
+	closedir(d);
+}
+
+int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct bpf_map *m;
+	int fds[32], n = 0, err = 0;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	bpf_object__for_each_map(m, obj) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (!map_reusable_kind(m))
+			continue;
+		if (n == (int)(sizeof(fds) / sizeof(fds[0]))) {
+			err = -E2BIG;
+			break;
+		}
+		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		fds[n++] = fd;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+		    info.value_size != bpf_map__value_size(m) ||
+		    info.max_entries != bpf_map__max_entries(m) ||
+		    info.map_flags != bpf_map__map_flags(m)) {
+			sh_log("pinned map %s does not match this build's layout", path);
+			err = -EINVAL;
+			break;
+		}
+	}
+	if (!err) {
+		int i = 0;
+
+		bpf_object__for_each_map(m, obj) {
+			if (!map_reusable_kind(m))
+				continue;
+			err = bpf_map__reuse_fd(m, fds[i++]);
+			if (err)
+				break;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	return err;
+}
+
+int sh_pin_all(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct bpf_program *p;
+	struct bpf_map *m;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	err = sh_mkdir_p(dir, 0700);
+	if (err)
+		return err;
+	bpf_object__for_each_map(m, *s->obj) {
+		if (!map_reusable_kind(m))
+			continue;
+		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
+		err = bpf_map__pin(m, path);
+		if (err)
+			return err;
+	}
+	bpf_object__for_each_program(p, *s->obj) {
+		struct bpf_link *l = NULL;
+
+		/* The skeleton keeps one link per program, in order. */
+		for (int i = 0; i < s->prog_cnt; i++)
+			if (*s->progs[i].prog == p)
+				l = *s->progs[i].link;
+		if (!l)
+			continue;
+		pin_name(path, sizeof(path), dir, "link", bpf_program__name(p));
+		err = bpf_link__pin(l, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	unsigned gen = sh_pin_newest_gen(pin_dir);
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	*links = *tags = 0;
+	if (!gen)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		*links += strncmp(de->d_name, "link_", 5) == 0;
+	closedir(d);
+	snprintf(path, sizeof(path), "%s/map_tags", dir);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		__u64 key, next;
+		void *prev = NULL;
+
+		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+			(*tags)++;
+			key = next;
+			prev = &key;
+		}
+		close(fd);
+	}
+	return gen;
+}
+
+int sh_pin_unload(const char *pin_dir)
+{
+	unsigned gen;
+	int err = 0;
+
+	while ((gen = sh_pin_newest_gen(pin_dir))) {
+		int e = sh_pin_remove_gen(pin_dir, gen);
+
+		if (e) {
+			err = e;
+			break;
+		}
+	}
+	return err;
+}
+
+void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (!state_path)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", state_path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		sh_log("cannot write %s: %s", tmp, strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!tags[i].from_policy)
+			fprintf(f, "%llu\t%u\t%s\t%s\n", (unsigned long long)tags[i].cgid,
+				tags[i].run_id, tags[i].policy, tags[i].path);
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, state_path))
+		sh_log("cannot write %s: %s", state_path, strerror(errno));
+}
+
+void sh_pin_restore_tags(const char *state_path, int tags_fd,
+			 struct sh_tag_entry **tags, size_t *ntags)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	f = fopen(state_path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		struct sh_cgroup_tag v;
+		unsigned long long cgid;
+		unsigned run_id;
+		char *policy, *path, *save = NULL;
+		struct sh_tag_entry *t;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llu\t%u\t", &cgid, &run_id) != 2)
+			continue;
+		strtok_r(line, "\t", &save);
+		strtok_r(NULL, "\t", &save);
+		policy = strtok_r(NULL, "\t", &save);
+		path = strtok_r(NULL, "", &save);
+		if (!policy || !path || bpf_map_lookup_elem(tags_fd, &cgid, &v))
+			continue;
+		t = realloc(*tags, (*ntags + 1) * sizeof(*t));
+		if (!t)
+			break;
+		*tags = t;
+		t = &t[*ntags];
+		*t = (struct sh_tag_entry){ .cgid = cgid, .run_id = run_id,
+			.policy = strdup(policy), .path = strdup(path) };
+		if (!t->policy || !t->path) {
+			free(t->policy);
+			free(t->path);
+			break;
+		}
+		sh_log("adopted tag %s (policy %s%s)", path, policy, run_id ? ", run" : "");
+		(*ntags)++;
+	}
+	free(line);
+	fclose(f);
+}

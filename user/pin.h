@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pinned state under the pin directory: generation N lives in PIN_DIR/gen-N
+ * as map_NAME and link_PROG (names with '.' written as '_'). These names
+ * are what a later daemon adopts: they do not change between builds.
+ */
+#ifndef SH_PIN_H
+#define SH_PIN_H
+
+#include <stddef.h>
+
+struct bpf_object;
+struct bpf_object_skeleton;
+struct sh_tag_entry;
+
+/* Highest generation under pin_dir; 0 if none. */
+unsigned sh_pin_newest_gen(const char *pin_dir);
+/* Removes PIN_DIR/gen-N and what is pinned in it; 0 or -errno. */
+int sh_pin_remove_gen(const char *pin_dir, unsigned gen);
+/* Removes every generation but keep (failures are logged). */
+void sh_pin_remove_other_gens(const char *pin_dir, unsigned keep);
+/* Before the load: reuse every pinned map of generation gen whose layout
+ * matches this build, or none of them; 0 or -errno. */
+int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen);
+/* After the attach: pins every state map and every link as generation gen. */
+int sh_pin_all(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen);
+
+/* Without a daemon: the newest generation (0: none), its links and tags. */
+int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags);
+/* Removes every generation, newest first: the programs detach. */
+int sh_pin_unload(const char *pin_dir);
+
+/* Runtime tags (tag, run) survive a daemon restart in state_path (NULL:
+ * nowhere). Writing replaces the file; reading appends to *tags the
+ * entries still present in the tags map. */
+void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n);
+void sh_pin_restore_tags(const char *state_path, int tags_fd,
+			 struct sh_tag_entry **tags, size_t *ntags);
+
+#endif

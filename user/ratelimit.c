@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The violation records' rate limit: a fixed table of per-key counts for
+ * the current second (see ratelimit.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "policy.h"
+#include "ratelimit.h"
+#include "util.h"
+
+int sh_rl_init(struct sh_ratelimit *rl, sh_rl_flush_fn flush, void *ctx)
+{
+	memset(rl, 0, sizeof(*rl));
+	rl->slots = calloc(SH_RL_SLOTS, sizeof(*rl->slots));
+	if (!rl->slots)
+		return -ENOMEM;
+	rl->flush = flush;
+	rl->ctx = ctx;
+	return 0;
+}
+
+void sh_rl_free(struct sh_ratelimit *rl)
+{
+	free(rl->slots);
+	rl->slots = NULL;
+}
+
+static uint64_t rl_hash(const struct sh_event *ev)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint32_t n = ev->path_len < sizeof(ev->path) ? ev->path_len : sizeof(ev->path);
+	const uint8_t hdr[] = { ev->slot, (uint8_t)ev->policy, (uint8_t)(ev->policy >> 8),
+				(uint8_t)ev->hook, (uint8_t)ev->op, (uint8_t)ev->action };
+
+	for (size_t i = 0; i < sizeof(hdr); i++)
+		h = (h ^ hdr[i]) * 1099511628211ull;
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)ev->path[i]) * 1099511628211ull;
+	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE || ev->hook == SH_HOOK_TASK)
+		h = (h ^ ev->target_pid) * 1099511628211ull;
+	if (ev->hook == SH_HOOK_CAPABILITY)
+		h = (h ^ ev->op_flags) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static void rl_flush_slot(struct sh_ratelimit *rl, struct sh_rl_slot *r)
+{
+	if (!r->suppressed)
+		return;
+	rl->flush(rl->ctx, r);
+	r->suppressed = 0;
+}
+
+/* The slot now counts for key: what a suppression record names. */
+static void rl_take(struct sh_rl_slot *r, uint64_t key, const struct sh_event *ev)
+{
+	uint32_t n = ev->path_len < SH_RL_TARGET ? ev->path_len : SH_RL_TARGET;
+
+	r->key = key;
+	r->policy = ev->policy;
+	r->slot = ev->slot;
+	r->hook = ev->hook;
+	r->op = ev->op;
+	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE || ev->hook == SH_HOOK_TASK)
+		n = snprintf(r->target, SH_RL_TARGET, "%u", ev->target_pid);
+	else if (ev->hook == SH_HOOK_CAPABILITY)
+		n = snprintf(r->target, SH_RL_TARGET, "%s",
+			     sh_cap_name(ev->op_flags) ? sh_cap_name(ev->op_flags) : "?");
+	else
+		memcpy(r->target, ev->path, n);
+	r->target_len = n;
+}
+
+static uint64_t now_second(void)
+{
+	return sh_now_ns(CLOCK_MONOTONIC) / 1000000000ull;
+}
+
+bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev)
+{
+	uint64_t key = rl_hash(ev), now = now_second();
+	struct sh_rl_slot *r = &rl->slots[key % SH_RL_SLOTS];
+
+	if (r->key != key || r->window != now) {
+		rl_flush_slot(rl, r);
+		if (r->key != key)
+			rl_take(r, key, ev);
+		r->window = now;
+		r->logged = 0;
+	}
+	if (r->logged < SH_RL_PER_KEY) {
+		r->logged++;
+		return true;
+	}
+	r->suppressed++;
+	rl->suppressed_total++;
+	return false;
+}
+
+void sh_rl_flush_old(struct sh_ratelimit *rl)
+{
+	uint64_t now = now_second();
+
+	for (unsigned i = 0; i < SH_RL_SLOTS; i++)
+		if (rl->slots[i].suppressed && rl->slots[i].window != now)
+			rl_flush_slot(rl, &rl->slots[i]);
+}
+
+void sh_rl_flush_all(struct sh_ratelimit *rl)
+{
+	for (unsigned i = 0; i < SH_RL_SLOTS; i++)
+		rl_flush_slot(rl, &rl->slots[i]);
+}

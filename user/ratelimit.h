@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Rate limit of violation records: per (policy, hook, op, target) at most
+ * SH_RL_PER_KEY records a second reach the log; the rest are counted and
+ * handed back as one suppression count when the second is over. A fixed
+ * table keeps memory bounded whatever a storm looks like; a slot taken
+ * over by another key first hands back what it had suppressed.
+ */
+#ifndef SH_RATELIMIT_H
+#define SH_RATELIMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sharness.h"
+
+#define SH_RL_SLOTS    1024
+#define SH_RL_PER_KEY  10
+#define SH_RL_TARGET   256
+
+/* One key's count in its current second. */
+struct sh_rl_slot {
+	uint64_t key;
+	uint64_t window;        /* CLOCK_MONOTONIC second */
+	uint32_t logged;
+	uint64_t suppressed;
+	uint16_t policy;
+	uint8_t slot, hook, op;
+	char target[SH_RL_TARGET];  /* not NUL-terminated */
+	uint32_t target_len;
+};
+
+/* Called with a slot that suppressed records (r->suppressed > 0), before
+ * its count is reset. */
+typedef void (*sh_rl_flush_fn)(void *ctx, const struct sh_rl_slot *r);
+
+struct sh_ratelimit {
+	struct sh_rl_slot *slots;
+	uint64_t suppressed_total;
+	sh_rl_flush_fn flush;
+	void *ctx;
+};
+
+/* 0 or -ENOMEM. */
+int sh_rl_init(struct sh_ratelimit *rl, sh_rl_flush_fn flush, void *ctx);
+void sh_rl_free(struct sh_ratelimit *rl);
+/* true: log this event; false: counted as suppressed. */
+bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev);
+/* Hands back every suppression count of a second that is over. */
+void sh_rl_flush_old(struct sh_ratelimit *rl);
+/* Hands back every suppression count (the daemon is stopping). */
+void sh_rl_flush_all(struct sh_ratelimit *rl);
+
+#endif

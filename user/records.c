@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the daemon writes to the audit log from the kernel side: violations
+ * from the ring buffer (rate limited, each counted for its run), the
+ * suppressed and lost counts; and the helpers every daemon record is
+ * written with.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "names.h"
+#include "util.h"
+
+#define RB_BATCH    2048 /* events per ring-buffer pass before serving clients */
+
+void sh_rec_emit(struct sh_daemon *d)
+{
+	int err = sh_audit_write(&d->audit, &d->buf);
+
+	if (err && d->audit.lost_since_ok == 1)
+		sh_log("cannot write audit log %s: %s (records are being lost; counted in status "
+		       "and reported in the log once it can be written)", d->audit_path,
+		       strerror(-err));
+	sh_buf_reset(&d->buf);
+}
+
+void sh_rec_str(struct sh_daemon *d, const char *key, const char *s)
+{
+	sh_json_str_field(&d->buf, key, (const uint8_t *)s, strlen(s));
+}
+
+void sh_rec_unload(struct sh_daemon *d, uint64_t tagged, bool force, int err)
+{
+	sh_audit_begin_meta(&d->buf, "unload");
+	sh_json_uint_field(&d->buf, "tagged", tagged);
+	sh_json_uint_field(&d->buf, "forced", force);
+	sh_rec_str(d, "result", err ? "failed" : "ok");
+	sh_json_end(&d->buf);
+	sh_rec_emit(d);
+}
+
+/* What the rate limit held back in a second that is over. */
+static void log_suppressed(void *ctx, const struct sh_rl_slot *r)
+{
+	struct sh_daemon *d = ctx;
+	const char *pol = sh_enforcer_policy_name(d->enf, r->slot, r->policy);
+
+	sh_audit_begin_meta(&d->buf, "suppressed");
+	sh_json_uint_field(&d->buf, "count", r->suppressed);
+	sh_rec_str(d, "policy", pol ? pol : "?");
+	sh_rec_str(d, "hook", sh_hook_name(r->hook));
+	sh_rec_str(d, "op", sh_op_name(r->op));
+	sh_json_str_field(&d->buf, "target", (const uint8_t *)r->target, r->target_len);
+	sh_json_uint_field(&d->buf, "window_s", 1);
+	sh_json_end(&d->buf);
+	sh_rec_emit(d);
+}
+
+int sh_rec_event(void *ctx, const struct sh_event *ev)
+{
+	struct sh_daemon *d = ctx;
+	uint32_t run_id = 0;
+	const char *cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
+
+	if (cg && run_id)
+		sh_run_count_denial(d, run_id);
+	if (sh_rl_admit(&d->rl, ev)) {
+		sh_audit_format_event(&d->buf, ev,
+				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
+				      cg, run_id);
+		sh_rec_emit(d);
+		d->events_logged++;
+	}
+	/* In a storm, stop after a batch so clients are served in between. */
+	if (++d->batch >= RB_BATCH)
+		return -EAGAIN;
+	return 0;
+}
+
+void sh_rec_dropped(struct sh_daemon *d)
+{
+	uint64_t reported = sh_enforcer_dropped_reported(d->enf);
+	uint64_t c[SH_CNT_MAX];
+
+	sh_enforcer_counters(d->enf, c);
+	if (c[SH_CNT_DROPPED] > reported) {
+		sh_audit_begin_meta(&d->buf, "lost");
+		sh_json_uint_field(&d->buf, "count", c[SH_CNT_DROPPED] - reported);
+		sh_json_uint_field(&d->buf, "total", c[SH_CNT_DROPPED]);
+		sh_json_end(&d->buf);
+		sh_rec_emit(d);
+		sh_enforcer_set_dropped_reported(d->enf, c[SH_CNT_DROPPED]);
+	}
+}
+
+int sh_rec_init(struct sh_daemon *d)
+{
+	return sh_rl_init(&d->rl, log_suppressed, d);
+}

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The control socket's server side: who may ask (root, from outside every
+ * tagged tree), and the table of requests with what each one does.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "names.h"
+#include "util.h"
+
+static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
+{
+	struct sh_buf b;
+	size_t ntags;
+
+	sh_enforcer_tags(d->enf, &ntags);
+	sh_buf_init(&b);
+	sh_json_begin(&b);
+	sh_json_str_field(&b, "state", (const uint8_t *)"enforcing", 9);
+	sh_json_uint_field(&b, "pid", getpid());
+	sh_json_uint_field(&b, "policies", sh_enforcer_policies(d->enf)->n);
+	sh_json_uint_field(&b, "tagged", ntags);
+	for (unsigned h = 1; h < SH_HOOK_MAX; h++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "deny_%s", sh_hook_name(h));
+		sh_json_uint_field(&b, k, c[SH_CNT_HOOK(h, SH_CNT_DENY)]);
+		snprintf(k, sizeof(k), "audit_%s", sh_hook_name(h));
+		sh_json_uint_field(&b, k, c[SH_CNT_HOOK(h, SH_CNT_AUDIT)]);
+	}
+	sh_json_uint_field(&b, "dropped", c[SH_CNT_DROPPED]);
+	sh_json_uint_field(&b, "logged", d->events_logged);
+	sh_json_uint_field(&b, "suppressed", d->rl.suppressed_total);
+	sh_json_uint_field(&b, "log_write_errors", d->audit.write_errors);
+	sh_json_end(&b);
+	sh_ctl_reply(fd, 'O', "%s", b.p);
+	sh_buf_free(&b);
+}
+
+/* " hook=count" for every hook, counter what (SH_CNT_DENY or _AUDIT). */
+static void status_counts(int fd, const uint64_t *c, unsigned what)
+{
+	for (unsigned h = 1; h < SH_HOOK_MAX; h++)
+		sh_ctl_reply(fd, 'O', " %s=%llu", sh_hook_name(h),
+			     (unsigned long long)c[SH_CNT_HOOK(h, what)]);
+}
+
+static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
+{
+	const struct sh_policy_set *set = sh_enforcer_policies(d->enf);
+	size_t ntags;
+	const struct sh_tag_entry *tags = sh_enforcer_tags(d->enf, &ntags);
+
+	sh_ctl_reply(fd, 'O', "sharnessd %d: enforcing, programs attached\n", getpid());
+	sh_ctl_reply(fd, 'O', "policy dir: %s  audit log: %s\n", d->policy_dir, d->audit_path);
+	sh_ctl_reply(fd, 'O', "policies: %zu\n", set->n);
+	for (size_t i = 0; i < set->n; i++)
+		sh_ctl_reply(fd, 'O', "  %-20s %s  (%s)\n", set->pols[i].name,
+			     set->pols[i].mode == SH_MODE_AUDIT ? "audit  " : "enforce",
+			     set->pols[i].file);
+	sh_ctl_reply(fd, 'O', "tagged cgroups: %zu\n", ntags);
+	for (size_t i = 0; i < ntags; i++)
+		sh_ctl_reply(fd, 'O', "  %-40s %s%s\n", tags[i].path, tags[i].policy,
+			     tags[i].run_id ? "  (run)" : "");
+	sh_ctl_reply(fd, 'O', "denials:");
+	status_counts(fd, c, SH_CNT_DENY);
+	sh_ctl_reply(fd, 'O', "\naudited:");
+	status_counts(fd, c, SH_CNT_AUDIT);
+	sh_ctl_reply(fd, 'O', "\nevents dropped in kernel: %llu  logged: %llu  suppressed: %llu  "
+		     "log write errors: %llu\n",
+		     (unsigned long long)c[SH_CNT_DROPPED], (unsigned long long)d->events_logged,
+		     (unsigned long long)d->rl.suppressed_total,
+		     (unsigned long long)d->audit.write_errors);
+}
+
+/* status [json] */
+static int req_status(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	uint64_t c[SH_CNT_MAX];
+
+	sh_enforcer_counters(d->enf, c);
+	if (argc > 1 && strcmp(argv[1], "json") == 0)
+		status_json(d, fd, c);
+	else
+		status_text(d, fd, c);
+	return 0;
+}
+
+static int req_ping(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	(void)d, (void)argc, (void)argv;
+	sh_ctl_reply(fd, 'O', "pong\n");
+	return 0;
+}
+
+static int req_reload(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return sh_daemon_reload(d, fd);
+}
+
+static int req_audit_path(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	sh_ctl_reply(fd, 'O', "%s\n", d->audit_path);
+	return 0;
+}
+
+/* tag CGROUP POLICY */
+static int req_tag(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	char err[512];
+
+	(void)argc;
+	if (sh_enforcer_tag(d->enf, argv[1], argv[2], 0, err, sizeof(err))) {
+		sh_ctl_reply(fd, 'E', "%s\n", err);
+		return SH_EXIT_FAIL;
+	}
+	sh_audit_begin_meta(&d->buf, "tag");
+	sh_rec_str(d, "cgroup", argv[1]);
+	sh_rec_str(d, "policy", argv[2]);
+	sh_json_end(&d->buf);
+	sh_rec_emit(d);
+	return 0;
+}
+
+/* untag CGROUP */
+static int req_untag(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	char err[512];
+
+	(void)argc;
+	if (sh_enforcer_untag(d->enf, argv[1], err, sizeof(err))) {
+		sh_ctl_reply(fd, 'E', "%s\n", err);
+		return SH_EXIT_FAIL;
+	}
+	sh_audit_begin_meta(&d->buf, "untag");
+	sh_rec_str(d, "cgroup", argv[1]);
+	sh_json_end(&d->buf);
+	sh_rec_emit(d);
+	return 0;
+}
+
+/* unload [force]: refused while cgroups are tagged, unless forced. */
+static int req_unload(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	size_t ntags;
+	bool force = argc > 1 && strcmp(argv[1], "force") == 0;
+	int ret;
+
+	sh_enforcer_tags(d->enf, &ntags);
+	if (ntags && !force) {
+		sh_ctl_reply(fd, 'E', "%zu cgroup%s tagged: unloading would release %s; "
+			     "end the runs and untag, or use --force\n", ntags,
+			     ntags == 1 ? " is" : "s are", ntags == 1 ? "it" : "them");
+		return SH_EXIT_FAIL;
+	}
+	ret = sh_enforcer_unload(d->enf);
+	sh_rec_unload(d, ntags, force, ret);
+	if (ret) {
+		sh_ctl_reply(fd, 'E', "unload failed: %s\n", strerror(-ret));
+		return SH_EXIT_FAIL;
+	}
+	sh_log("unloaded on request%s: programs detached", force ? " (forced)" : "");
+	sh_ctl_reply(fd, 'O', "unloaded: programs detached, sharnessd stopping\n");
+	d->unloading = true;
+	return 0;
+}
+
+/*
+ * The requests. A request with fewer arguments than min_args is answered
+ * "NAME: EXPECTED expected" where the entry names them; any other request
+ * with a wrong count, or an unknown name, is malformed.
+ */
+struct request {
+	const char *name;
+	int (*run)(struct sh_daemon *d, int fd, int argc, char **argv);
+	int min_args, max_args;         /* arguments after the name */
+	const char *expected;
+	const char *help;
+};
+
+#define ANY SH_CTL_MAX_ARGS
+
+static const struct request requests[] = {
+	{ "ping", req_ping, 0, ANY, NULL, "answers pong" },
+	{ "status", req_status, 0, ANY, NULL, "[json]: policies, tags and counters" },
+	{ "reload", req_reload, 0, ANY, NULL, "re-reads the policy directory" },
+	{ "audit-path", req_audit_path, 0, ANY, NULL, "the audit log's path" },
+	{ "tag", req_tag, 2, 2, NULL, "CGROUP POLICY: holds CGROUP's tree to POLICY" },
+	{ "untag", req_untag, 1, 1, NULL, "CGROUP: releases a runtime tag" },
+	{ "unload", req_unload, 0, ANY, NULL, "[force]: detaches the programs, then stops" },
+	{ "run-begin", sh_run_begin, 2, ANY, "POLICY PIDS_MAX",
+	  "POLICY PIDS_MAX [COMMAND]: a new run cgroup, tagged; replies ID CGROUP" },
+	{ "run-end", sh_run_end, 3, ANY, "ID STATUS KILLED",
+	  "ID STATUS KILLED: logs the run's end, untags and removes its cgroup" },
+};
+
+static int handle_request(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+		const struct request *r = &requests[i];
+		int nargs = argc - 1;
+
+		if (strcmp(argv[0], r->name) != 0)
+			continue;
+		if (nargs < r->min_args && r->expected) {
+			sh_ctl_reply(fd, 'E', "%s: %s expected\n", r->name, r->expected);
+			return SH_EXIT_FAIL;
+		}
+		if (nargs >= r->min_args && nargs <= r->max_args)
+			return r->run(d, fd, argc, argv);
+		break;
+	}
+	sh_ctl_reply(fd, 'E', "unknown or malformed request '%.64s'\n", argv[0]);
+	return SH_EXIT_FAIL;
+}
+
+/*
+ * Is pid a process of a tagged tree? Root inside a tree passes SO_PEERCRED's
+ * uid check, and must not untag itself: its cgroup and every ancestor are
+ * looked up among the tags, and so is the membership the programs keep for
+ * it (a process stays held after leaving its cgroup). Unknown counts as
+ * inside: a request whose sender cannot be placed is refused.
+ */
+static bool peer_in_tree(struct sh_daemon *d, pid_t pid)
+{
+	char path[PATH_MAX + 32], line[PATH_MAX];
+	const struct sh_tag_entry *tags;
+	uint64_t origin = 0;
+	size_t ntags;
+	FILE *f;
+	int pfd;
+
+	tags = sh_enforcer_tags(d->enf, &ntags);
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		int err = sh_enforcer_task_origin(d->enf, pfd, &origin);
+
+		close(pfd);
+		if (err)
+			return true;
+		for (size_t i = 0; origin && i < ntags; i++)
+			if (tags[i].cgid == origin)
+				return true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	line[0] = 0;
+	while (fgets(line, sizeof(line), f) && strncmp(line, "0::", 3) != 0)
+		line[0] = 0;
+	fclose(f);
+	if (strncmp(line, "0::/", 4) != 0)
+		return true;
+	line[strcspn(line, "\n")] = 0;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
+	for (;;) {
+		struct stat st;
+		char *slash;
+
+		if (stat(path, &st) < 0)
+			return true;
+		for (size_t i = 0; i < ntags; i++)
+			if (tags[i].cgid == (uint64_t)st.st_ino)
+				return true;
+		slash = strrchr(path, '/');
+		if (!slash || slash - path <= (ptrdiff_t)strlen("/sys/fs/cgroup"))
+			return false;
+		*slash = 0;
+	}
+}
+
+/* Refuses a client before reading its request. The request is taken off
+ * the socket if it is there: closing with it unread resets the connection
+ * and loses the reply. Never blocks. */
+static void refuse(int fd, const char *why)
+{
+	char c;
+
+	if (recv(fd, &c, 1, MSG_DONTWAIT | MSG_TRUNC) < 0)
+		sh_dbg("refused client sent nothing yet");
+	sh_ctl_reply(fd, 'E', "permission denied: %s\n", why);
+	sh_ctl_reply(fd, 'X', "%d", SH_EXIT_DAEMON);
+	close(fd);
+}
+
+/* Reads the request on fd and answers it; the exit status to send. */
+static int read_request(struct sh_daemon *d, int fd, pid_t pid)
+{
+	char *buf, *argv[SH_CTL_MAX_ARGS];
+	ssize_t n;
+	int argc, ret;
+
+	buf = malloc(SH_CTL_MAX_MSG + 1);
+	if (!buf)
+		return -1;
+	n = recv(fd, buf, SH_CTL_MAX_MSG + 1, MSG_TRUNC);
+	if (n < 0) {
+		ret = SH_EXIT_DAEMON;
+		sh_ctl_reply(fd, 'E', "no request received: %s\n", strerror(errno));
+	} else if (n > SH_CTL_MAX_MSG) {
+		ret = SH_EXIT_DAEMON;
+		sh_ctl_reply(fd, 'E', "request too large (%zd bytes, at most %d)\n", n, SH_CTL_MAX_MSG);
+	} else if ((argc = sh_ctl_parse(buf, n, argv, SH_CTL_MAX_ARGS)) < 0) {
+		ret = SH_EXIT_DAEMON;
+		sh_ctl_reply(fd, 'E', "malformed request: %s\n", strerror(-argc));
+	} else {
+		sh_dbg("request '%s' from pid %d", argv[0], pid);
+		ret = handle_request(d, fd, argc, argv);
+	}
+	free(buf);
+	return ret;
+}
+
+/* One connection, one request. Bad input gets an error; the daemon goes on. */
+void sh_req_serve(struct sh_daemon *d, int lfd)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int fd, ret;
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
+		refuse(fd, "the control socket is for root only");
+		return;
+	}
+	if (peer_in_tree(d, cred.pid)) {
+		sh_log("refused a control request from pid %d: it is inside a tagged tree",
+		       (int)cred.pid);
+		refuse(fd, "requests from inside a tagged tree are refused");
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	ret = read_request(d, fd, cred.pid);
+	if (ret >= 0)
+		sh_ctl_reply(fd, 'X', "%d", ret);
+	close(fd);
+}
