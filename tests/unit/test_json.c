@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for the audit log JSON writer and reader (user/json.c).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for the policy parser and loader (user/policy*.c) and the
  * rule-kind table (user/rules.c).
