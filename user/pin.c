@@ -108,40 +108,79 @@ void sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
 	closedir(d);
 }
 
+/* Counts restart rather than holding up adoption when their layout changed. */
+static bool map_counts_only(const struct bpf_map *m)
+{
+	return strcmp(bpf_map__name(m), "counters") == 0;
+}
+
+static bool layout_matches(int fd, const struct bpf_map *m)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == bpf_map__type(m) &&
+	       info.key_size == bpf_map__key_size(m) &&
+	       info.value_size == bpf_map__value_size(m) &&
+	       info.max_entries == bpf_map__max_entries(m) &&
+	       info.map_flags == bpf_map__map_flags(m);
+}
+
+/*
+ * The pinned map of generation dir to reuse for m: its fd, -1 when m starts
+ * fresh (a map this build adds, or counters whose layout changed), or
+ * -errno when the old state cannot be carried over (a state map that is
+ * missing or laid out differently): then nothing is adopted.
+ */
+static int adoptable_fd(const char *dir, const struct bpf_map *m)
+{
+	char path[PATH_MAX + 256];
+	int fd;
+
+	pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno == ENOENT) {
+		sh_log("map %s is new in this build: it starts empty", bpf_map__name(m));
+		return -1;
+	}
+	if (fd < 0)
+		return -errno;
+	if (layout_matches(fd, m))
+		return fd;
+	close(fd);
+	if (map_counts_only(m)) {
+		sh_log("pinned map %s has another layout: its counts restart", path);
+		return -1;
+	}
+	sh_log("pinned map %s does not match this build's layout", path);
+	return -EINVAL;
+}
+
+/*
+ * Reuse the state maps of generation gen: every one, or none. Maps this
+ * build adds hold nothing before the daemon's first policy apply, so they
+ * start empty; the scratch maps hold nothing at all.
+ */
 int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 256];
+	char dir[PATH_MAX];
 	struct bpf_map *m;
 	int fds[32], n = 0, err = 0;
 
 	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
 	bpf_object__for_each_map(m, obj) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-		int fd;
-
 		if (!map_reusable_kind(m))
 			continue;
 		if (n == (int)(sizeof(fds) / sizeof(fds[0]))) {
 			err = -E2BIG;
 			break;
 		}
-		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
-		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			err = -errno;
+		fds[n] = adoptable_fd(dir, m);
+		if (fds[n] < -1) {
+			err = fds[n];
 			break;
 		}
-		fds[n++] = fd;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-		    info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
-		    info.value_size != bpf_map__value_size(m) ||
-		    info.max_entries != bpf_map__max_entries(m) ||
-		    info.map_flags != bpf_map__map_flags(m)) {
-			sh_log("pinned map %s does not match this build's layout", path);
-			err = -EINVAL;
-			break;
-		}
+		n++;
 	}
 	if (!err) {
 		int i = 0;
@@ -149,13 +188,16 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 		bpf_object__for_each_map(m, obj) {
 			if (!map_reusable_kind(m))
 				continue;
-			err = bpf_map__reuse_fd(m, fds[i++]);
+			if (fds[i] >= 0)
+				err = bpf_map__reuse_fd(m, fds[i]);
+			i++;
 			if (err)
 				break;
 		}
 	}
 	for (int i = 0; i < n; i++)
-		close(fds[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
 	return err;
 }
 

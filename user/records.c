@@ -84,6 +84,12 @@ void sh_rec_dropped(struct sh_daemon *d)
 	uint64_t c[SH_CNT_MAX];
 
 	sh_enforcer_counters(d->enf, c);
+	if (c[SH_CNT_DROPPED] < reported) {
+		/* The counts restarted (a build with another counter layout
+		 * took over): report from zero again. */
+		reported = 0;
+		sh_enforcer_set_dropped_reported(d->enf, 0);
+	}
 	if (c[SH_CNT_DROPPED] > reported) {
 		sh_audit_begin_meta(&d->buf, "lost");
 		sh_json_uint_field(&d->buf, "count", c[SH_CNT_DROPPED] - reported);
