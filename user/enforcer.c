@@ -37,6 +37,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 	memset(&ev, 0, sizeof(ev));
 	memcpy(&ev, data, size < sizeof(ev) ? size : sizeof(ev));
 	room = (size < sizeof(ev) ? size : sizeof(ev)) - SH_EVENT_HDR_SIZE - 1;
+	if (room > sizeof(ev.path) - 1)
+		room = sizeof(ev.path) - 1;
 	if (ev.path_len > room)
 		ev.path_len = room;
 	ev.path[ev.path_len] = 0;

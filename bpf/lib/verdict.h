@@ -60,29 +60,13 @@ static __always_inline long lsm_ret(long ret)
 	return ret;
 }
 
-/*
- * Record a refusal (or, in audit mode, a would-be refusal) and return what
- * the hook must return. s is the scratch whose ev.path holds the name the
- * resolver wrote (0: the record has no path); path_len is what the
- * resolver returned: the length of that name with its NUL, or a negative
- * error. The record carries the header and the name's own bytes only.
- */
-static __always_inline int report(const struct member *m, struct scratch *s,
-				  const struct refusal *w, __u32 reason, long path_len)
+/* The record's header, for the current task. */
+static __always_inline void fill_header(struct sh_event *e, const struct member *m,
+					const struct refusal *w, __u32 reason, int ret,
+					__s32 path_err)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	bool audit = m->flags & SH_PF_AUDIT;
-	int ret = audit ? 0 : -EPERM;
-	struct scratch *buf = s ? s : get_scratch();
-	struct sh_event *e;
-	__u32 n = 0;
 
-	count(SH_CNT_HOOK(w->hook, audit ? SH_CNT_AUDIT : SH_CNT_DENY));
-	if (!buf) {
-		count(SH_CNT_DROPPED);
-		return lsm_ret(ret);
-	}
-	e = &buf->ev;
 	e->ktime_ns = bpf_ktime_get_ns();
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->origin = m->origin;
@@ -91,7 +75,7 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->hook = w->hook;
-	e->action = audit ? SH_EV_AUDIT : SH_EV_DENY;
+	e->action = ret ? SH_EV_DENY : SH_EV_AUDIT;
 	e->ret = ret;
 	e->reason = reason;
 	e->policy = m->policy;
@@ -101,14 +85,50 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	e->op = w->op;
 	e->op_flags = w->op_flags;
 	e->target_pid = w->target_pid;
-	e->path_err = path_len < 0 ? (__s32)path_len : 0;
-	if (s && s->err) {
+	e->path_err = path_err;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+}
+
+/*
+ * Record a refusal (or, in audit mode, a would-be refusal) and return what
+ * the hook must return. s is the caller's scratch, whose ev.path holds the
+ * name the resolver wrote (0: the record has no path); path_len is what
+ * the resolver returned: the length of that name with its NUL, or a
+ * negative error. The record carries the header and the name's own bytes
+ * only. A record without a path is built in the ring itself, never in the
+ * scratch: a program that runs in interrupt context (file_send_sigiotask)
+ * must not overwrite a path the interrupted program is about to judge.
+ */
+static __always_inline int report(const struct member *m, struct scratch *s,
+				  const struct refusal *w, __u32 reason, long path_len)
+{
+	bool audit = m->flags & SH_PF_AUDIT;
+	int ret = audit ? 0 : -EPERM;
+	__s32 path_err = path_len < 0 ? (__s32)path_len : 0;
+	struct sh_event *e;
+	__u32 n = 0;
+
+	count(SH_CNT_HOOK(w->hook, audit ? SH_CNT_AUDIT : SH_CNT_DENY));
+	if (!s) {
+		e = bpf_ringbuf_reserve(&events, SH_EVENT_HDR_SIZE + 4, 0);
+		if (!e) {
+			count(SH_CNT_DROPPED);
+			return lsm_ret(ret);
+		}
+		fill_header(e, m, w, reason, ret, path_err);
+		e->path_len = 0;
+		e->path[0] = 0;
+		bpf_ringbuf_submit(e, 0);
+		return lsm_ret(ret);
+	}
+	if (s->err) {
 		/* A name for the record, and why it is not the object's. */
-		e->path_err = s->err;
+		path_err = s->err;
 		s->err = 0;
 	}
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (s && path_len > 1)
+	e = &s->ev;
+	fill_header(e, m, w, reason, ret, path_err);
+	if (path_len > 1)
 		n = (path_len - 1) & SH_PATH_MASK;
 	e->path_len = n;
 	e->path[n & SH_PATH_MASK] = 0;
