@@ -69,6 +69,54 @@ enum sh_policy_flags {
 	SH_PF_CONNECT_RULES  = 1u << 6, /* has connect path rules */
 	SH_PF_FILE_DENY      = 1u << 7, /* has file deny rules */
 	SH_PF_EXEC_RULES     = 1u << 8, /* has exec allow or deny rules */
+	SH_PF_NET            = 1u << 9, /* has [net] rules: only plain TCP/UDP/ping inet sockets */
+	SH_PF_NET_CONNECT    = 1u << 10, /* has [net] connect rules: other destinations refused */
+	SH_PF_NET_BIND       = 1u << 11, /* has [net] bind rules: other binds and listens refused */
+};
+
+/*
+ * [net] rules: one LPM trie keyed by (slot, kind, policy, address), every
+ * address as IPv6 (IPv4 as ::ffff:a.b.c.d, so a mapped address is judged
+ * as the IPv4 address it is). The value under a rule's prefix lists every
+ * rule of its kind whose prefix contains that prefix, most specific first
+ * (longest prefix, then narrowest port range, deny before allow): the
+ * longest-prefix match for an address holds exactly the rules covering
+ * it, and the first whose protocol and ports match decides.
+ */
+enum sh_net_kind {
+	SH_NET_CONNECT = 1, /* connect, and sends that name an address */
+	SH_NET_BIND    = 2, /* bind, and listen (an unbound socket binds then) */
+};
+
+enum sh_net_proto {
+	SH_PROTO_ANY   = 0, /* rules only: every protocol */
+	SH_PROTO_TCP   = 1, /* TCP and MPTCP */
+	SH_PROTO_UDP   = 2, /* UDP and UDP-Lite */
+	SH_PROTO_OTHER = 3, /* ping sockets: matched by `any` rules only */
+};
+
+#define SH_NET_RULES_PER_KEY 16
+#define SH_MAX_NET_KEYS      8192
+
+struct sh_net_key {
+	__u32 prefixlen;   /* 32 + address bits */
+	__u8 slot;
+	__u8 kind;         /* enum sh_net_kind */
+	__u16 policy;
+	__u8 addr[16];     /* network byte order */
+};
+
+struct sh_net_match {
+	__u16 port_lo, port_hi; /* host byte order, inclusive */
+	__u8 proto;             /* enum sh_net_proto */
+	__u8 action;            /* SH_ACT_ALLOW or SH_ACT_DENY */
+	__u16 pad;
+};
+
+struct sh_net_rules {
+	__u32 n;
+	__u32 pad;
+	struct sh_net_match r[SH_NET_RULES_PER_KEY];
 };
 
 /*
@@ -159,7 +207,8 @@ enum sh_hook {
 	SH_HOOK_CAPABILITY = 15, /* capabilities that change the whole host */
 	SH_HOOK_IPC     = 16, /* the host's SysV IPC objects and POSIX message queues */
 	SH_HOOK_KEYRING = 17, /* kernel keyrings (root's user keyring is the host's) */
-	SH_HOOK_MAX     = 18,
+	SH_HOOK_NET     = 18, /* inet connect, send, bind, listen; socket kinds */
+	SH_HOOK_MAX     = 19,
 };
 
 /*
@@ -215,6 +264,9 @@ enum sh_op {
 	SH_OP_CAPABLE,
 	SH_OP_IPC,             /* shmat, msgsnd, semop... on a SysV object; mq_open */
 	SH_OP_KEY,             /* any use of a key or keyring */
+	SH_OP_BIND,            /* [net]: bind */
+	SH_OP_LISTEN,          /* [net]: listen (binds an unbound socket) */
+	SH_OP_SOCKET,          /* [net]: a socket of a kind [net] does not allow */
 	SH_OP_MAX,
 };
 
@@ -236,11 +288,17 @@ enum sh_reason {
 	SH_WHY_DELETED    = 8, /* executing a deleted or in-memory file */
 	SH_WHY_PROTECTED  = 9, /* the target is sharnessd itself (or its socket) */
 	SH_WHY_DEVICE     = 10, /* a device no rule allows: raw disks, input, ... */
+	SH_WHY_SOCKET     = 11, /* a socket kind [net] does not allow: raw, packet, ... */
+	SH_WHY_ADDRESS    = 12, /* a socket address that cannot be read or is malformed */
 };
 
 /* Event flags (bit 0 is retired). */
 #define SH_EVF_WRITE       (1u << 1) /* the access was a write */
 #define SH_EVF_ABSTRACT    (1u << 2) /* target is an abstract socket name (raw bytes) */
+/* [net] records: path holds the 16-byte address, target_pid the port and
+ * op_flags the IP protocol number (socket: op_flags the family, target_pid
+ * the type | protocol << 16). */
+#define SH_EVF_NET         (1u << 3)
 
 /*
  * Ring-buffer record: one refused (or audited) operation. A record holds
@@ -280,7 +338,9 @@ enum sh_counter_what {
 	SH_CNT_WHAT_MAX = 3,
 };
 #define SH_CNT_HOOK(h, w)   ((h) * SH_CNT_WHAT_MAX + (w))
-#define SH_CNT_DROPPED      (SH_HOOK_MAX * SH_CNT_WHAT_MAX) /* ring buffer full */
+/* Room for hooks to come, so adding one does not change the map's layout. */
+#define SH_CNT_HOOK_SLOTS   32
+#define SH_CNT_DROPPED      (SH_CNT_HOOK_SLOTS * SH_CNT_WHAT_MAX) /* ring buffer full */
 #define SH_CNT_MAX          (SH_CNT_DROPPED + 1)
 
 /*
@@ -297,6 +357,9 @@ SH_LAYOUT(struct sh_policy_conf, 16);
 SH_LAYOUT(struct sh_cgroup_tag, 8);
 SH_LAYOUT(struct sh_task, 24);
 SH_LAYOUT(struct sh_inode_key, 16);
+SH_LAYOUT(struct sh_net_key, 24);
+SH_LAYOUT(struct sh_net_rules, 8 + 8 * SH_NET_RULES_PER_KEY);
+_Static_assert(SH_HOOK_MAX <= SH_CNT_HOOK_SLOTS, "counter slots for every hook");
 SH_FIELD(struct sh_event, hook, 40);
 SH_FIELD(struct sh_event, policy, 56);
 SH_FIELD(struct sh_event, flags, 60);

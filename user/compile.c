@@ -148,5 +148,94 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 		if (ki)
 			f |= ki->flags;
 	}
+	for (size_t i = 0; i < p->nnet; i++)
+		f |= SH_PF_NET | (p->net[i].kind == SH_NETR_CONNECT ? SH_PF_NET_CONNECT :
+				  p->net[i].kind == SH_NETR_BIND ? SH_PF_NET_BIND : 0);
 	return f;
+}
+
+/* Most specific first: longest prefix, narrowest port range, deny first. */
+static int net_order(const void *a, const void *b)
+{
+	const struct sh_net_rule *x = *(const struct sh_net_rule *const *)a;
+	const struct sh_net_rule *y = *(const struct sh_net_rule *const *)b;
+	unsigned wx = (unsigned)x->port_hi - x->port_lo, wy = (unsigned)y->port_hi - y->port_lo;
+
+	if (x->prefix != y->prefix)
+		return x->prefix > y->prefix ? -1 : 1;
+	if (wx != wy)
+		return wx < wy ? -1 : 1;
+	if ((x->kind == SH_NETR_DENY) != (y->kind == SH_NETR_DENY))
+		return x->kind == SH_NETR_DENY ? -1 : 1;
+	return x->line - y->line;
+}
+
+static bool same_trie(const struct sh_net_rule *a, const struct sh_net_rule *b)
+{
+	return (a->kind == SH_NETR_BIND) == (b->kind == SH_NETR_BIND);
+}
+
+/* The entry for rule r's prefix: every rule of its trie covering it. */
+static int net_entry(const struct sh_policy *p, const struct sh_net_rule *r, unsigned slot,
+		     unsigned id, struct sh_compiled_net *e, struct sh_errors *errs)
+{
+	const struct sh_net_rule *cover[SH_MAX_NET_RULES_PER_POLICY];
+	size_t n = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->key.prefixlen = 32 + r->prefix;
+	e->key.slot = (uint8_t)slot;
+	e->key.kind = r->kind == SH_NETR_BIND ? SH_NET_BIND : SH_NET_CONNECT;
+	e->key.policy = (uint16_t)id;
+	memcpy(e->key.addr, r->addr, sizeof(e->key.addr));
+	for (size_t j = 0; j < p->nnet && n < SH_MAX_NET_RULES_PER_POLICY; j++)
+		if (same_trie(&p->net[j], r) && sh_net_rule_covers(&p->net[j], r))
+			cover[n++] = &p->net[j];
+	if (n > SH_NET_RULES_PER_KEY) {
+		sh_errors_add(errs, "%s:%d: %zu [net] rules cover this rule's addresses; at most %d can",
+			      p->file, r->line, n, SH_NET_RULES_PER_KEY);
+		return -E2BIG;
+	}
+	qsort(cover, n, sizeof(cover[0]), net_order);
+	e->val.n = (uint32_t)n;
+	for (size_t k = 0; k < n; k++)
+		e->val.r[k] = (struct sh_net_match){
+			.port_lo = cover[k]->port_lo, .port_hi = cover[k]->port_hi,
+			.proto = cover[k]->proto,
+			.action = cover[k]->kind == SH_NETR_DENY ? SH_ACT_DENY : SH_ACT_ALLOW };
+	return 0;
+}
+
+int sh_compile_net(const struct sh_policy *p, unsigned slot, unsigned id,
+		   struct sh_compiled_net **out, size_t *n, struct sh_errors *errs)
+{
+	struct sh_compiled_net *v = NULL;
+	size_t k = 0;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!p->nnet)
+		return 0;
+	v = calloc(p->nnet, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nnet && !err; i++) {
+		bool seen = false;
+
+		/* One entry per prefix of a trie. */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_trie(&p->net[j], &p->net[i]) &&
+			       p->net[j].prefix == p->net[i].prefix &&
+			       sh_net_rule_covers(&p->net[j], &p->net[i]);
+		if (!seen)
+			err = net_entry(p, &p->net[i], slot, id, &v[k++], errs);
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*n = k;
+	return 0;
 }

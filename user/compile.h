@@ -37,6 +37,22 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 		     struct sh_compiled *out, struct sh_errors *errs);
 void sh_compile_free(struct sh_compiled *c);   /* NULL-safe, zeroes */
 
+/* One net_rules-map entry: an address prefix and the rules covering it. */
+struct sh_compiled_net {
+	struct sh_net_key key;
+	struct sh_net_rules val;
+};
+
+/*
+ * The [net] entries of policy p, as policy `id` in `slot`: one per distinct
+ * prefix of each trie (connect and deny; bind), listing every rule of that
+ * trie whose prefix contains it, most specific first. 0 or -ENOMEM (or
+ * -E2BIG, recorded in errs, if a prefix is covered by more rules than an
+ * entry holds: the parser refuses such files first). *out is malloc'd.
+ */
+int sh_compile_net(const struct sh_policy *p, unsigned slot, unsigned id,
+		   struct sh_compiled_net **out, size_t *n, struct sh_errors *errs);
+
 /* The SH_PF_* flags of p's row in the policy table. */
 uint32_t sh_compile_flags(const struct sh_policy *p);
 

@@ -38,6 +38,7 @@ void sh_policy_free(struct sh_policy *p)
 		free(p->rules[i].key);
 	}
 	free(p->rules);
+	free(p->net);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -11,6 +11,8 @@
  *   [file]     write = <path>    deny = <path>    device = <path>
  *   [connect]  allow = <path>    deny = <path>   abstract = allow | deny
  *   [signal]   scope = tree | any
+ *   [net]      connect = PROTO ADDRESS[/PREFIX] [PORT[-PORT]]
+ *              deny = ...   bind = ...         (see policy_net.c)
  *   [limits]   pids-max = 1..4194304
  *              capability = <name>[, <name>...]  (repeatable: allowed back to
  *                           the tree beyond SH_CAPS_TREE_DEFAULT, e.g. sys_nice)
@@ -29,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rules.h"
 
@@ -54,6 +57,23 @@ struct sh_rule {
 	size_t keylen;
 };
 
+/* A [net] rule. */
+enum sh_net_rule_kind { SH_NETR_CONNECT, SH_NETR_DENY, SH_NETR_BIND };
+
+struct sh_net_rule {
+	enum sh_net_rule_kind kind;
+	uint8_t proto;             /* SH_PROTO_ANY, _TCP, _UDP */
+	uint8_t addr[16];          /* IPv6; IPv4 as ::ffff:a.b.c.d */
+	unsigned prefix;           /* leading bits of addr that count, 0..128 */
+	uint16_t port_lo, port_hi; /* inclusive */
+	int line;
+};
+
+#define SH_MAX_NET_RULES_PER_POLICY 256
+
+/* Does a's address prefix contain b's? */
+bool sh_net_rule_covers(const struct sh_net_rule *a, const struct sh_net_rule *b);
+
 struct sh_policy {
 	char *name;
 	char *file;
@@ -68,6 +88,8 @@ struct sh_policy {
 	enum sh_scope signal_scope;
 	unsigned pids_max;       /* 0 = not set */
 	unsigned long long caps_allow; /* capabilities allowed back (bit = number) */
+	struct sh_net_rule *net;  /* [net], in file order, deduplicated */
+	size_t nnet;
 };
 
 struct sh_policy_set {

@@ -379,6 +379,9 @@ static const struct setting {
 	{ "signal", "scope", set_scope },
 	{ "limits", "pids-max", set_pids_max },
 	{ "limits", "capability", add_caps },
+	{ "net", "connect", sh_policy_add_net },
+	{ "net", "deny", sh_policy_add_net },
+	{ "net", "bind", sh_policy_add_net },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))

@@ -432,6 +432,8 @@ int sh_policy_parse_file(const char *path, struct sh_policy *out, struct sh_erro
 		sh_perr(&c, r, "syntax error");   /* should not happen: reader sees all */
 	fclose(fp);
 
+	if (!c.stop)
+		sh_policy_net_finish(&c);
 	if (!c.stop && !c.name_seen) {
 		if (c.policy_line)
 			sh_perr(&c, c.policy_line, "missing 'name' in [policy]");

@@ -31,7 +31,7 @@ struct pctx {
 	const char *fname;        /* quoted file name for messages */
 	struct sh_errors *errs;
 	struct sh_policy *p;
-	size_t rules_cap, cgroups_cap;
+	size_t rules_cap, cgroups_cap, net_cap;
 
 	int line;                 /* line currently being processed */
 	int nerr;                 /* problems found, recorded or not */
@@ -88,5 +88,9 @@ const char *sh_policy_section(const char *s, size_t n);
 bool sh_policy_key_find(const char *sec, const char *key, struct sh_policy_key *out);
 /* Stores one value of a rule key after checking it. */
 void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v);
+/* [net] connect, deny and bind (policy_net.c); the checks across a file's
+ * [net] rules once it is read. */
+void sh_policy_add_net(struct pctx *c, const char *key, const char *v);
+void sh_policy_net_finish(struct pctx *c);
 
 #endif /* SHARNESS_POLICY_PARSE_H */

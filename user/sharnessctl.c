@@ -87,7 +87,7 @@ static int policy_check(int nfiles, char **files)
 	if (!err)
 		for (size_t i = 0; i < set.n; i++)
 			printf("%s: policy '%s' ok (%zu rules, mode %s)\n", set.pols[i].file,
-			       set.pols[i].name, set.pols[i].nrules,
+			       set.pols[i].name, set.pols[i].nrules + set.pols[i].nnet,
 			       set.pols[i].mode == SH_MODE_AUDIT ? "audit" : "enforce");
 	sh_policy_set_free(&set);
 	sh_errors_free(&errs);

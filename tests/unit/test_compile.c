@@ -301,6 +301,124 @@ static void test_key_too_long(void **state)
 	sh_errors_free(&e);
 }
 
+/* A [net] rule: IPv4 a.b.c.d/len (len counted in IPv4 bits). */
+static struct sh_net_rule net4(enum sh_net_rule_kind kind, uint8_t proto, uint8_t a, uint8_t b,
+			       uint8_t c, uint8_t d, unsigned len, uint16_t lo, uint16_t hi,
+			       int line)
+{
+	struct sh_net_rule r = { .kind = kind, .proto = proto, .prefix = 96 + len,
+				 .port_lo = lo, .port_hi = hi, .line = line };
+
+	r.addr[10] = r.addr[11] = 0xff;
+	r.addr[12] = a;
+	r.addr[13] = b;
+	r.addr[14] = c;
+	r.addr[15] = d;
+	return r;
+}
+
+static const struct sh_compiled_net *net_entry_for(const struct sh_compiled_net *v, size_t n,
+						   unsigned prefixlen, uint8_t kind)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].key.prefixlen == prefixlen && v[i].key.kind == kind)
+			return &v[i];
+	return NULL;
+}
+
+/*
+ * Each prefix's entry lists every rule of its trie whose prefix contains
+ * it, most specific first: the longest-prefix match for an address holds
+ * exactly the rules that cover it.
+ */
+static void test_net_entries(void **state)
+{
+	struct sh_net_rule net[] = {
+		net4(SH_NETR_CONNECT, SH_PROTO_TCP, 10, 0, 0, 0, 8, 443, 443, 4),
+		net4(SH_NETR_DENY, SH_PROTO_ANY, 10, 1, 0, 0, 16, 0, 65535, 5),
+		net4(SH_NETR_CONNECT, SH_PROTO_TCP, 10, 1, 2, 3, 32, 22, 22, 6),
+		net4(SH_NETR_BIND, SH_PROTO_TCP, 127, 0, 0, 1, 32, 8000, 8999, 7),
+	};
+	struct fixture f;
+	struct sh_errors e = { 0 };
+	struct sh_compiled_net *v;
+	const struct sh_compiled_net *x;
+	size_t n;
+
+	(void)state;
+	init(&f);
+	f.p.net = net;
+	f.p.nnet = 4;
+	assert_int_equal(sh_compile_net(&f.p, 1, 7, &v, &n, &e), 0);
+	assert_int_equal(n, 4);
+
+	x = net_entry_for(v, n, 32 + 128, SH_NET_CONNECT);
+	assert_non_null(x);
+	assert_int_equal(x->key.slot, 1);
+	assert_int_equal(x->key.policy, 7);
+	assert_int_equal(x->key.addr[12], 10);
+	assert_int_equal(x->key.addr[15], 3);
+	assert_int_equal(x->val.n, 3);
+	/* /32 allow port 22, then the /16 deny, then the /8 allow. */
+	assert_int_equal(x->val.r[0].port_lo, 22);
+	assert_int_equal(x->val.r[0].action, SH_ACT_ALLOW);
+	assert_int_equal(x->val.r[1].action, SH_ACT_DENY);
+	assert_int_equal(x->val.r[1].proto, SH_PROTO_ANY);
+	assert_int_equal(x->val.r[2].port_lo, 443);
+	assert_int_equal(x->val.r[2].proto, SH_PROTO_TCP);
+
+	x = net_entry_for(v, n, 32 + 112, SH_NET_CONNECT);
+	assert_non_null(x);
+	assert_int_equal(x->val.n, 2);   /* the /16 deny and the /8 allow */
+	assert_int_equal(x->val.r[0].action, SH_ACT_DENY);
+
+	x = net_entry_for(v, n, 32 + 104, SH_NET_CONNECT);
+	assert_non_null(x);
+	assert_int_equal(x->val.n, 1);
+
+	/* bind rules are a trie of their own. */
+	x = net_entry_for(v, n, 32 + 128, SH_NET_BIND);
+	assert_non_null(x);
+	assert_int_equal(x->val.n, 1);
+	assert_int_equal(x->val.r[0].port_hi, 8999);
+	free(v);
+
+	assert_int_equal(sh_compile_flags(&f.p) & (SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND),
+			 SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND);
+	f.p.nnet = 2;   /* a connect and a deny, no bind */
+	assert_int_equal(sh_compile_flags(&f.p) & (SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND),
+			 SH_PF_NET | SH_PF_NET_CONNECT);
+	f.p.nnet = 0;
+	assert_int_equal(sh_compile_flags(&f.p) & SH_PF_NET, 0);
+}
+
+/* Same prefix length, narrower ports first; at a tie, deny first. */
+static void test_net_order(void **state)
+{
+	struct sh_net_rule net[] = {
+		net4(SH_NETR_CONNECT, SH_PROTO_ANY, 10, 0, 0, 0, 8, 0, 65535, 4),
+		net4(SH_NETR_CONNECT, SH_PROTO_TCP, 10, 0, 0, 0, 8, 3000, 3999, 5),
+		net4(SH_NETR_DENY, SH_PROTO_TCP, 10, 0, 0, 0, 8, 3000, 3999, 6),
+	};
+	struct fixture f;
+	struct sh_errors e = { 0 };
+	struct sh_compiled_net *v;
+	size_t n;
+
+	(void)state;
+	init(&f);
+	f.p.net = net;
+	f.p.nnet = 3;
+	assert_int_equal(sh_compile_net(&f.p, 0, 0, &v, &n, &e), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].val.n, 3);
+	assert_int_equal(v[0].val.r[0].action, SH_ACT_DENY);
+	assert_int_equal(v[0].val.r[1].port_lo, 3000);
+	assert_int_equal(v[0].val.r[1].action, SH_ACT_ALLOW);
+	assert_int_equal(v[0].val.r[2].port_hi, 65535);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +429,8 @@ int main(void)
 		cmocka_unit_test(test_kind_targets),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_key_too_long),
+		cmocka_unit_test(test_net_entries),
+		cmocka_unit_test(test_net_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -227,6 +227,52 @@ static void test_capabilities(void **state)
 	assert_int_equal(sh_cap_parse(""), -1);
 }
 
+/* [net] rules: addresses kept as IPv6 (IPv4 mapped), prefixes, ports. */
+static void test_net_rules(void **state)
+{
+	static const uint8_t gw[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1 };
+	struct sh_policy p;
+
+	(void)state;
+	parse_ok("net.policy", &p);
+	assert_int_equal(p.nnet, 7);   /* the repeated rule is kept once */
+	assert_int_equal(p.net[0].kind, SH_NETR_CONNECT);
+	assert_int_equal(p.net[0].proto, SH_PROTO_TCP);
+	assert_memory_equal(p.net[0].addr, gw, 16);
+	assert_int_equal(p.net[0].prefix, 128);
+	assert_int_equal(p.net[0].port_lo, 8080);
+	assert_int_equal(p.net[0].port_hi, 8080);
+	assert_int_equal(p.net[0].line, 4);
+	assert_int_equal(p.net[1].prefix, 96 + 8);
+	assert_int_equal(p.net[2].proto, SH_PROTO_UDP);
+	assert_int_equal(p.net[3].prefix, 128);
+	assert_int_equal(p.net[3].addr[15], 1);
+	assert_int_equal(p.net[3].port_lo, 3000);
+	assert_int_equal(p.net[3].port_hi, 3999);
+	assert_int_equal(p.net[4].kind, SH_NETR_DENY);
+	assert_int_equal(p.net[4].proto, SH_PROTO_ANY);
+	assert_int_equal(p.net[4].port_lo, 0);
+	assert_int_equal(p.net[4].port_hi, 65535);
+	assert_int_equal(p.net[5].kind, SH_NETR_BIND);
+	assert_int_equal(p.net[6].prefix, 0);   /* any: both families */
+	sh_policy_free(&p);
+	expect_errors("err_net.policy", -EINVAL, 10,
+		      "4: '10.1.2.3/8' has address bits set past its prefix",
+		      "5: bad protocol 'tcpx' (want tcp, udp or any)",
+		      "6: bad port '70000' (want PORT or LOW-HIGH, 0..65535)",
+		      "7: bad port '5-3' (want PORT or LOW-HIGH, 0..65535)",
+		      "8: bad address 'nothere' (want an IPv4 or IPv6 address, with /PREFIX or not, "
+		      "or any)",
+		      "9: bad prefix length in '1.2.3.4/33' (want 0..32)",
+		      "10: bad [net] rule 'tcp 1.2.3.4 80 extra' (want PROTO ADDRESS[/PREFIX] "
+		      "[PORT[-PORT]], e.g. 'tcp 10.0.0.0/8 443')",
+		      "12: conflicting [net] rules for 'tcp 127.0.0.1 8080': connect here, deny at "
+		      "line 11",
+		      "13: bad [net] rule 'udp' (want PROTO ADDRESS[/PREFIX] [PORT[-PORT]], e.g. "
+		      "'tcp 10.0.0.0/8 443')",
+		      "14: unknown key 'listen' in [net]");
+}
+
 static void test_kind_names(void **state)
 {
 	(void)state;
@@ -772,6 +818,38 @@ static void write_rules_policy(const char *dir, const char *name, int nrules)
 	free(buf);
 }
 
+/* One address covered by more [net] rules than a map entry holds. */
+static void test_net_cover_limit(void **state)
+{
+	char *dir = make_tmpdir(), buf[4096], path[PATH_MAX], want[PATH_MAX + 128];
+	struct sh_errors e = { 0 };
+	struct sh_policy p;
+	size_t n;
+
+	(void)state;
+	for (int rules = SH_NET_RULES_PER_KEY; rules <= SH_NET_RULES_PER_KEY + 1; rules++) {
+		n = (size_t)snprintf(buf, sizeof(buf), "[policy]\nname = cover\n[net]\n");
+		for (int i = 0; i < rules; i++)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "connect = tcp 10.0.0.0/%d %d\n",
+					      8 + i, 1000 + i);
+		write_file(dir, "cover.policy", buf);
+		snprintf(path, sizeof(path), "%s/cover.policy", dir);
+		if (rules == SH_NET_RULES_PER_KEY) {
+			assert_int_equal(sh_policy_parse_file(path, &p, &e), 0);
+			assert_int_equal(p.nnet, SH_NET_RULES_PER_KEY);
+			sh_policy_free(&p);
+			continue;
+		}
+		assert_int_equal(sh_policy_parse_file(path, &p, &e), -EINVAL);
+		assert_int_equal(e.n, 1);
+		snprintf(want, sizeof(want), "%s:%d: %d [net] rules cover this rule's addresses; "
+			 "at most %d can", path, 4 + rules - 1, rules, SH_NET_RULES_PER_KEY);
+		assert_string_equal(e.msgs[0], want);
+		sh_errors_free(&e);
+	}
+	remove_tree(dir);
+}
+
 static void test_too_many_rules(void **state)
 {
 	char *dir = make_tmpdir(), path[PATH_MAX], want[WANT_MAX];
@@ -1111,6 +1189,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_full_example),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_kind_names),
+		cmocka_unit_test(test_net_rules),
+		cmocka_unit_test(test_net_cover_limit),
 		cmocka_unit_test(test_errors_api),
 		cmocka_unit_test(test_unknown_section),
 		cmocka_unit_test(test_unknown_key),
