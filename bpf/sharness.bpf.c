@@ -18,6 +18,7 @@
  *   file.c          opens and name-space changes
  *   attr.c          xattrs, ACLs, times, setattr
  *   unix.c          unix socket connects and sends
+ *   net.c           [net]: inet connect, send, bind, listen; socket kinds
  *   signal.c        signals and their side doors
  *   ioctl.c         terminal and inode-flag ioctls (FIOSETOWN: signal.c)
  *   task.c          limits, scheduling, capabilities, IPC, keys
@@ -33,6 +34,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "file.c"
 #include "attr.c"
 #include "unix.c"
+#include "net.c"
 #include "signal.c"
 #include "ioctl.c"
 #include "task.c"

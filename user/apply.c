@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +57,15 @@ static int policy_index(const struct sh_policy_set *set, const char *name)
 	return p ? (int)(p - set->pols) : -1;
 }
 
-/* Delete every rule key of one slot. */
+/* Both tries key on (prefixlen, slot, ...): one clearing serves both. */
+_Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net_key, slot) == 4,
+	       "slot at byte 4 of every trie key");
+_Static_assert(sizeof(struct sh_net_key) <= sizeof(struct sh_rule_key), "key buffer size");
+
+/* Delete every key of one slot from a trie keyed as above. */
 static int clear_slot_rules(int fd, unsigned slot)
 {
-	struct sh_rule_key key, next;
+	union { struct sh_rule_key r; struct sh_net_key n; uint8_t b[4 + 1]; } key, next;
 	void *prev = NULL;
 	int err;
 
@@ -69,7 +75,7 @@ static int clear_slot_rules(int fd, unsigned slot)
 
 		prev = NULL;
 		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-			if (next.slot == slot) {
+			if (next.b[4] == slot) {
 				found = true;
 				break;
 			}
@@ -82,6 +88,27 @@ static int clear_slot_rules(int fd, unsigned slot)
 		if (err && errno != ENOENT)
 			return -errno;
 	}
+}
+
+/* Writes policy p's [net] rules, as policy `id` of `slot`, into net_rules. */
+static int write_net_rules(int fd, unsigned slot, unsigned id, const struct sh_policy *p,
+			   struct sh_errors *errs)
+{
+	struct sh_compiled_net *v;
+	size_t n;
+	int err = sh_compile_net(p, slot, id, &v, &n, errs);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		if (!bpf_map_update_elem(fd, &v[i].key, &v[i].val, BPF_ANY))
+			continue;
+		err = -errno;
+		sh_errors_add(errs, "%s: cannot store [net] rules: %s", p->file, strerror(-err));
+		break;
+	}
+	free(v);
+	return err;
 }
 
 /* Writes policy p's rules, as policy `id` of `slot`, into the rules map. */
@@ -205,10 +232,13 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 {
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
 	int pol_fd = bpf_map__fd(e->skel->maps.policies);
+	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
 	int err;
 
 	for (size_t i = 0; i < set->n; i++) {
 		err = write_policy_rules(rules_fd, ns, i, &set->pols[i], errs);
+		if (!err)
+			err = write_net_rules(net_fd, ns, i, &set->pols[i], errs);
 		if (err)
 			return err;
 	}
@@ -331,6 +361,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		      struct sh_errors *errs)
 {
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
+	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
 	unsigned ns = !e->slot;
 	struct sh_tag_entry *nt = NULL;
 	size_t nnt = 0, ntag_new = 0;
@@ -346,6 +377,8 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 
 	/* Fill the inactive slot. */
 	err = clear_slot_rules(rules_fd, ns);
+	if (!err)
+		err = clear_slot_rules(net_fd, ns);
 	if (err) {
 		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
 		goto out;
@@ -356,6 +389,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	if (err) {
 		/* The active slot was never touched: the old policy stays in force. */
 		clear_slot_rules(rules_fd, ns);
+		clear_slot_rules(net_fd, ns);
 		goto out;
 	}
 	switch_slot(e, ns, set, nt, nnt, ntag_new);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,6 +128,87 @@ void sh_audit_begin_meta(struct sh_buf *b, const char *event)
 	put_str(b, "event", event);
 }
 
+static const char *ip_proto_name(unsigned p, char *buf, size_t n)
+{
+	switch (p) {
+	case 1: return "icmp";
+	case 6: return "tcp";
+	case 17: return "udp";
+	case 58: return "ipv6-icmp";
+	case 136: return "udplite";
+	case 262: return "mptcp";
+	}
+	snprintf(buf, n, "proto-%u", p);
+	return buf;
+}
+
+static const char *family_name(unsigned f, char *buf, size_t n)
+{
+	switch (f) {
+	case AF_UNIX: return "unix";
+	case AF_INET: return "inet";
+	case AF_INET6: return "inet6";
+	case AF_NETLINK: return "netlink";
+	case AF_PACKET: return "packet";
+	}
+	snprintf(buf, n, "family-%u", f);
+	return buf;
+}
+
+static const char *sock_type_name(unsigned t, char *buf, size_t n)
+{
+	switch (t) {
+	case SOCK_STREAM: return "stream";
+	case SOCK_DGRAM: return "dgram";
+	case SOCK_RAW: return "raw";
+	case SOCK_RDM: return "rdm";
+	case SOCK_SEQPACKET: return "seqpacket";
+	case SOCK_PACKET: return "packet";
+	}
+	snprintf(buf, n, "type-%u", t);
+	return buf;
+}
+
+/*
+ * A [net] record's target: "tcp 10.1.2.3:443", "udp [2001:db8::1]:53", with
+ * the parts as fields of their own; for a refused socket kind, "packet raw
+ * 768" (family, type, protocol).
+ */
+static void net_target(struct sh_buf *b, const struct sh_event *ev)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	char t[128], addr[INET6_ADDRSTRLEN], x[3][24];
+
+	if (ev->op == SH_OP_SOCKET) {
+
+		snprintf(t, sizeof(t), "%s %s %u", family_name(ev->op_flags, x[0], sizeof(x[0])),
+			 sock_type_name(ev->target_pid & 0xffff, x[1], sizeof(x[1])),
+			 ev->target_pid >> 16);
+		put_str(b, "target", t);
+		put_str(b, "family", family_name(ev->op_flags, x[0], sizeof(x[0])));
+		put_str(b, "type", sock_type_name(ev->target_pid & 0xffff, x[1], sizeof(x[1])));
+		sh_json_uint_field(b, "protocol", ev->target_pid >> 16);
+		return;
+	}
+	if (ev->path_len != 16) {
+		put_str(b, "target", "");
+		return;
+	}
+	if (memcmp(ev->path, v4mapped, sizeof(v4mapped)) == 0) {
+		inet_ntop(AF_INET, ev->path + 12, addr, sizeof(addr));
+		snprintf(t, sizeof(t), "%s %s:%u", ip_proto_name(ev->op_flags, x[2], sizeof(x[2])),
+			 addr, ev->target_pid);
+	} else {
+		inet_ntop(AF_INET6, ev->path, addr, sizeof(addr));
+		snprintf(t, sizeof(t), "%s [%s]:%u", ip_proto_name(ev->op_flags, x[2], sizeof(x[2])),
+			 addr, ev->target_pid);
+	}
+	put_str(b, "target", t);
+	put_str(b, "proto", ip_proto_name(ev->op_flags, x[2], sizeof(x[2])));
+	put_str(b, "address", addr);
+	sh_json_uint_field(b, "port", ev->target_pid);
+}
+
 void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 			   const char *policy, const char *cgroup, uint32_t run_id)
 {
@@ -159,6 +242,8 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 
 		snprintf(t, sizeof(t), "ipc %u", ev->op_flags);   /* the SysV object's id */
 		put_str(b, "target", t);
+	} else if (ev->hook == SH_HOOK_NET) {
+		net_target(b, ev);
 	} else if (ev->hook == SH_HOOK_CAPABILITY) {
 		char t[24];
 		const char *name = sh_cap_name(ev->op_flags);

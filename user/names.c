@@ -26,6 +26,7 @@ const char *sh_hook_name(unsigned hook)
 	case SH_HOOK_CAPABILITY: return "capability";
 	case SH_HOOK_IPC: return "ipc";
 	case SH_HOOK_KEYRING: return "keyring";
+	case SH_HOOK_NET: return "net";
 	default: return "unknown";
 	}
 }
@@ -53,6 +54,7 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_SETSCHEDULER] = "setscheduler", [SH_OP_SETNICE] = "setnice",
 		[SH_OP_SETIOPRIO] = "setioprio", [SH_OP_MOVEMEMORY] = "movememory",
 		[SH_OP_CAPABLE] = "capable", [SH_OP_IPC] = "ipc", [SH_OP_KEY] = "key",
+		[SH_OP_BIND] = "bind", [SH_OP_LISTEN] = "listen", [SH_OP_SOCKET] = "socket",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
@@ -71,6 +73,8 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_DELETED: return "deleted or in-memory file";
 	case SH_WHY_PROTECTED: return "sharnessd is protected";
 	case SH_WHY_DEVICE: return "device not allowed";
+	case SH_WHY_SOCKET: return "socket kind not allowed";
+	case SH_WHY_ADDRESS: return "bad socket address";
 	default: return "unknown";
 	}
 }

@@ -94,6 +94,14 @@
 #define CAP_OPT_NOAUDIT (1 << 1)
 #define PIDTYPE_PID 0
 
+/* Socket families (linux/socket.h). */
+#define AF_UNSPEC 0
+#define AF_UNIX 1
+#define AF_INET 2
+#define AF_INET6 10
+#define AF_NETLINK 16
+#define IPPROTO_ICMPV6 58 /* a macro in linux/in6.h, not in vmlinux.h */
+
 #define PROT_EXEC 0x4
 #define PTRACE_MODE_NOAUDIT 0x04
 #define READING_FIRMWARE 1

@@ -2,8 +2,10 @@
 /*
  * Every map and global the programs share, and the per-CPU scratch buffer.
  * The pinned names (map_NAME) and layouts here are what a new daemon
- * adopts from the one it replaces: change one and adoption starts over
- * with fresh maps.
+ * adopts from the one it replaces. Change the layout of a state map and
+ * adoption starts over with fresh maps; a map added later starts empty
+ * when adopted from a build without it, so it must hold nothing the
+ * programs need before the daemon's first policy apply.
  */
 #ifndef SH_BPF_MAPS_H
 #define SH_BPF_MAPS_H
@@ -12,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include "sharness.h"
 #include "kernel.h"
 
@@ -68,6 +71,14 @@ struct {
 	__type(key, struct sh_inode_key);
 	__type(value, __u32);               /* enum sh_protect */
 } protected_inodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SH_MAX_NET_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_net_key);
+	__type(value, struct sh_net_rules);
+} net_rules SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The network side of a tree: `[net]` rules at socket_connect, at every
+ * send that names an address (sendto, sendmsg, TCP Fast Open, io_uring),
+ * at bind and listen, and the socket kinds a tree with `[net]` rules may
+ * use (socket_create, and any use of an inherited socket of another kind).
+ * Judged on the sockaddr the kernel copied in, after its family is known;
+ * one that cannot be read or makes no sense is refused.
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+#include "lib/objects.h"
+
+/* A destination or local address, as the rules see it. */
+struct endpoint {
+	__u8 addr[16];  /* IPv6; IPv4 as ::ffff:a.b.c.d */
+	__u16 port;     /* host byte order */
+	__u8 proto;     /* enum sh_net_proto */
+	__u16 ipproto;  /* the socket's IP protocol number, for the record */
+};
+
+/* What [net] rules call the socket's protocol; 0xff: a kind they refuse. */
+static __always_inline __u8 net_proto(struct sock *sk, __u16 *ipproto)
+{
+	__u16 type = BPF_CORE_READ(sk, sk_type), p = BPF_CORE_READ(sk, sk_protocol);
+
+	*ipproto = p;
+	if (type == SOCK_STREAM && (p == IPPROTO_TCP || p == IPPROTO_MPTCP))
+		return SH_PROTO_TCP;
+	if (type == SOCK_DGRAM && (p == IPPROTO_UDP || p == IPPROTO_UDPLITE))
+		return SH_PROTO_UDP;
+	if (type == SOCK_DGRAM && (p == IPPROTO_ICMP || p == IPPROTO_ICMPV6))
+		return SH_PROTO_OTHER;
+	return 0xff;
+}
+
+/* Socket kinds a tree with [net] rules may create and use. */
+static __always_inline bool net_kind_allowed(int family, int type, int protocol)
+{
+	type &= 0xf; /* SOCK_NONBLOCK and SOCK_CLOEXEC are flags */
+	if (family == AF_UNIX || family == AF_NETLINK)
+		return true;
+	if (family != AF_INET && family != AF_INET6)
+		return false;
+	if (type == SOCK_STREAM)
+		return protocol == 0 || protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP;
+	if (type == SOCK_DGRAM)
+		return protocol == 0 || protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE ||
+		       protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6;
+	return false;
+}
+
+static __always_inline void map_v4(__u8 *addr, __u32 v4)
+{
+	__builtin_memset(addr, 0, 10);
+	addr[10] = 0xff;
+	addr[11] = 0xff;
+	__builtin_memcpy(addr + 12, &v4, 4);
+}
+
+/*
+ * The address at sa (len bytes, kernel memory) into e. The family to read
+ * it as: sa_family, with AF_UNSPEC read as AF_INET on an IPv4 socket (UDP
+ * sends and binds treat it so). 1: read; 0: no address (AF_UNSPEC where
+ * it means none); -1: unreadable or malformed.
+ */
+static __always_inline int read_endpoint(struct sockaddr *sa, int len, int sk_family,
+					 struct endpoint *e)
+{
+	struct sockaddr_in6 in6 = {};
+	struct sockaddr_in in = {};
+	__u16 family = 0;
+
+	if (!sa || len < (int)sizeof(family) || bpf_probe_read_kernel(&family, sizeof(family), sa))
+		return -1;
+	if (family == AF_UNSPEC && sk_family == AF_INET)
+		family = AF_INET;
+	if (family == AF_UNSPEC)
+		return 0;
+	if (family == AF_INET) {
+		if (len < (int)sizeof(in) || bpf_probe_read_kernel(&in, sizeof(in), sa))
+			return -1;
+		map_v4(e->addr, in.sin_addr.s_addr);
+		e->port = bpf_ntohs(in.sin_port);
+		return 1;
+	}
+	/* The address ends at byte 24 (SIN6_LEN_RFC2133): the scope id is optional. */
+	if (family != AF_INET6 || len < 24 || bpf_probe_read_kernel(&in6, 24, sa))
+		return -1;
+	__builtin_memcpy(e->addr, &in6.sin6_addr, 16);
+	e->port = bpf_ntohs(in6.sin6_port);
+	return 1;
+}
+
+/* The first rule of kind covering e (SH_ACT_*), or 0 when none does. */
+static __always_inline __u32 net_rule(const struct member *m, __u8 kind, const struct endpoint *e)
+{
+	struct sh_net_key key = { .prefixlen = 32 + 128, .slot = m->slot, .kind = kind,
+				  .policy = m->policy };
+	struct sh_net_rules *v;
+
+	__builtin_memcpy(key.addr, e->addr, 16);
+	v = bpf_map_lookup_elem(&net_rules, &key);
+	if (!v)
+		return 0;
+	for (int i = 0; i < SH_NET_RULES_PER_KEY; i++) {
+		struct sh_net_match *r = &v->r[i];
+
+		if ((__u32)i >= v->n)
+			break;
+		if ((r->proto == SH_PROTO_ANY || r->proto == e->proto) &&
+		    e->port >= r->port_lo && e->port <= r->port_hi)
+			return r->action;
+	}
+	return 0;
+}
+
+/* Refuse, with the endpoint (when there is one) in the record. */
+static __always_inline int net_refuse(struct member *m, __u32 op, __u32 reason,
+				      const struct endpoint *e)
+{
+	struct refusal w = { .hook = SH_HOOK_NET, .op = op, .flags = SH_EVF_NET };
+	struct scratch *s = get_scratch();
+
+	if (!s || !e)
+		return report(m, 0, &w, reason, 0);
+	w.op_flags = e->ipproto;
+	w.target_pid = e->port;
+	__builtin_memcpy(s->ev.path, e->addr, 16);
+	return report(m, s, &w, reason, 17);
+}
+
+/*
+ * Judge an address a socket is asked to reach (kind SH_NET_CONNECT) or
+ * take (SH_NET_BIND). sa NULL or an address that names none: nothing to
+ * judge.
+ */
+static __always_inline int judge_net(struct member *m, struct socket *sock, struct sockaddr *sa,
+				     int len, __u8 kind, __u32 op)
+{
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct endpoint e = {};
+	__u16 family;
+	__u32 act;
+	int r;
+
+	count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
+	if (!m->flags)
+		return net_refuse(m, op, SH_WHY_NOPOLICY, 0);
+	if (!(m->flags & SH_PF_NET) || !sk)
+		return 0;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family == AF_UNIX || family == AF_NETLINK)
+		return 0;
+	e.proto = net_proto(sk, &e.ipproto);
+	if ((family != AF_INET && family != AF_INET6) || e.proto == 0xff)
+		return net_refuse(m, op, SH_WHY_SOCKET, 0);
+	r = read_endpoint(sa, len, family, &e);
+	if (r == 0)
+		return 0;
+	if (r < 0)
+		return net_refuse(m, op, SH_WHY_ADDRESS, 0);
+	act = net_rule(m, kind, &e);
+	if (act == SH_ACT_DENY)
+		return net_refuse(m, op, SH_WHY_RULE, &e);
+	if (act != SH_ACT_ALLOW &&
+	    (m->flags & (kind == SH_NET_BIND ? SH_PF_NET_BIND : SH_PF_NET_CONNECT)))
+		return net_refuse(m, op, SH_WHY_DEFAULT, &e);
+	return 0;
+}
+
+SEC("lsm/socket_create")
+int BPF_PROG(sh_socket_create, int family, int type, int protocol, int kern, int ret)
+{
+	struct member m = {};
+
+	if (ret)
+		return ret;
+	if (kern || !membership(&m))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
+	if (!m.flags)
+		return net_refuse(&m, SH_OP_SOCKET, SH_WHY_NOPOLICY, 0);
+	if (!(m.flags & SH_PF_NET) || net_kind_allowed(family, type, protocol))
+		return 0;
+	return report(&m, 0, &(struct refusal){ .hook = SH_HOOK_NET, .op = SH_OP_SOCKET,
+					       .flags = SH_EVF_NET, .op_flags = family,
+					       .target_pid = (type & 0xffff) | protocol << 16 },
+		      SH_WHY_SOCKET, 0);
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(sh_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
+	     int ret)
+{
+	struct member m = {};
+	__u16 family = 0;
+
+	ENTER(ret, m);
+	/* AF_UNSPEC disconnects a socket: it reaches nothing. */
+	if (address && !bpf_probe_read_kernel(&family, sizeof(family), address) &&
+	    family == AF_UNSPEC && addrlen >= (int)sizeof(family))
+		return 0;
+	return judge_net(&m, sock, address, addrlen, SH_NET_CONNECT, SH_OP_CONNECT);
+}
+
+/*
+ * Every send: an address in the message is judged like a connect (a send
+ * without one goes where a judged connect pointed the socket). A socket of
+ * a refused kind the tree did not create (inherited, received) is refused
+ * here too.
+ */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(sh_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+	struct member m = {};
+	void *name;
+	int len;
+
+	ENTER(ret, m);
+	name = BPF_CORE_READ(msg, msg_name);
+	len = BPF_CORE_READ(msg, msg_namelen);
+	if (!name || len <= 0) {
+		struct sock *sk = BPF_CORE_READ(sock, sk);
+		__u16 family, ipproto;
+
+		if (!(m.flags & SH_PF_NET) || !sk)
+			return m.flags ? 0 : net_refuse(&m, SH_OP_SEND, SH_WHY_NOPOLICY, 0);
+		family = BPF_CORE_READ(sk, __sk_common.skc_family);
+		if (family == AF_UNIX || family == AF_NETLINK)
+			return 0;
+		if ((family == AF_INET || family == AF_INET6) && net_proto(sk, &ipproto) != 0xff)
+			return 0;
+		count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
+		return net_refuse(&m, SH_OP_SEND, SH_WHY_SOCKET, 0);
+	}
+	return judge_net(&m, sock, name, len, SH_NET_CONNECT, SH_OP_SEND);
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(sh_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_net(&m, sock, address, addrlen, SH_NET_BIND, SH_OP_BIND);
+}
+
+/*
+ * listen takes the address the socket is bound to; an unbound one binds
+ * to the wildcard address and a port the kernel picks, judged as port 0.
+ */
+SEC("lsm/socket_listen")
+int BPF_PROG(sh_socket_listen, struct socket *sock, int backlog, int ret)
+{
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct sockaddr_in6 in6 = {};
+	struct member m = {};
+	__u16 family;
+
+	ENTER(ret, m);
+	if (!sk)
+		return judge_net(&m, sock, 0, 0, SH_NET_BIND, SH_OP_LISTEN);
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	in6.sin6_family = family;
+	in6.sin6_port = bpf_htons(BPF_CORE_READ(sk, __sk_common.skc_num));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (void *)&in6;
+
+		in->sin_addr.s_addr = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		return judge_net(&m, sock, (void *)in, sizeof(*in), SH_NET_BIND, SH_OP_LISTEN);
+	}
+	BPF_CORE_READ_INTO(&in6.sin6_addr, sk, __sk_common.skc_v6_rcv_saddr);
+	return judge_net(&m, sock, (void *)&in6, sizeof(in6), SH_NET_BIND, SH_OP_LISTEN);
+}
+
+/* SCTP binds and connects through socket options too (sctp_connectx):
+ * not a kind [net] allows. */
+SEC("lsm/sctp_bind_connect")
+int BPF_PROG(sh_sctp_bind_connect, struct sock *sk, int optname, struct sockaddr *address,
+	     int addrlen, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	if (m.flags && !(m.flags & SH_PF_NET))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
+	return net_refuse(&m, SH_OP_CONNECT, m.flags ? SH_WHY_SOCKET : SH_WHY_NOPOLICY, 0);
+}
