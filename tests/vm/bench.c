@@ -6,7 +6,9 @@
  *   bench DIR N     (DIR writable; N iterations of each)
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,6 +107,35 @@ int main(int argc, char **argv)
 		sethostname(h, strlen(h));
 	}
 	printf("sethostname %.0f\n", (now() - t) / n);
+
+	/* A TCP connect to a listener of its own on loopback, accepted and
+	 * closed: socket_create, socket_connect, and on the listener's side
+	 * nothing the enforcer judges. */
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t al = sizeof(a);
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 64) < 0 ||
+		    getsockname(l, (struct sockaddr *)&a, &al) < 0) {
+			perror("bench: listener");
+			return 1;
+		}
+		t = now();
+		for (long i = 0; i < n; i++) {
+			int c = socket(AF_INET, SOCK_STREAM, 0);
+
+			if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0) {
+				perror("bench: connect");
+				return 1;
+			}
+			close(accept(l, NULL, NULL));
+			close(c);
+		}
+		printf("tcp-connect %.0f\n", (now() - t) / n);
+		close(l);
+	}
 
 	t = now();
 	for (long i = 0; i < n / 10 + 1; i++) {

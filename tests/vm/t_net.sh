@@ -1,0 +1,299 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# [net] rules: TCP/UDP egress and bind per tree, judged on the address the
+# kernel was given (socket_connect, socket_sendmsg, socket_bind,
+# socket_listen), and the socket kinds a tree with [net] rules may use.
+# Listeners run outside the tree on loopback addresses; next to each
+# refusal (errno, record, counter, and the listener saw nothing) an allowed
+# attempt lands (the listener saw it). The tree runs as root.
+. "$(dirname "$0")/lib.sh"
+
+NET=$SH_BUILD/tests/vm/net
+
+cat >"$SH_TMP/policies/tnet.policy" <<P
+[policy]
+name = tnet
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+[net]
+connect = tcp 127.0.0.1 7001
+connect = tcp 127.0.0.0/8 7100-7199
+connect = udp 127.0.0.1 7002
+connect = any ::1 7003
+deny    = any 127.0.0.3
+deny    = tcp 127.0.0.1 7150
+bind    = tcp 127.0.0.1 7400-7499
+P
+sed -e 's/name = tnet/name = tnetaudit/' -e 's/^\[policy\]/[policy]\nmode = audit/' \
+	"$SH_TMP/policies/tnet.policy" >"$SH_TMP/policies/tnetaudit.policy"
+cat >"$SH_TMP/policies/tnonet.policy" <<P
+[policy]
+name = tnonet
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+P
+
+# Listeners outside every tree: NAME PROTO ADDR PORT.
+L=$SH_TMP/listen
+mkdir -p "$L"
+LPIDS=
+nserve=0
+serve() {
+	nserve=$((nserve + 1))
+	: >"$L/$1"
+	"$NET" serve "$2" "$3" "$4" "$L/$1" >"$L/$1.ready" 2>&1 &
+	LPIDS="$LPIDS $!"
+}
+serve t7001 tcp 127.0.0.1 7001     # allowed
+serve t7009 tcp 127.0.0.1 7009     # no rule: refused
+serve t7101 tcp 127.0.0.2 7101     # 127.0.0.0/8 7100-7199: allowed
+serve t7102 tcp 127.0.0.3 7102     # deny any 127.0.0.3 beats the /8
+serve t7150 tcp 127.0.0.1 7150     # deny tcp .1 7150 beats the range
+serve t7199 tcp 127.0.0.1 7199     # the range's last port: allowed
+serve t7200 tcp 127.0.0.1 7200     # one past the range: refused
+serve u7002 udp 127.0.0.1 7002     # allowed
+serve u7005 udp 127.0.0.1 7005     # refused
+serve u7101 udp 127.0.0.2 7101     # the /8 range is tcp only: refused
+serve s7003 tcp ::1 7003           # any ::1 7003
+serve s7004 tcp ::1 7004           # refused
+trap 'kill $LPIDS 2>/dev/null; cleanup' EXIT
+ready() { [ "$(cat "$L"/*.ready 2>/dev/null | grep -c '^ready$')" -eq "$nserve" ]; }
+wait_until ready
+check "listeners outside the tree are up" "$(cat "$L"/*.ready | grep -c '^ready$')" $nserve
+
+# seen NAME: lines the listener NAME logged (connections or datagrams).
+seen() { grep -c . "$L/$1"; }
+landed() { local n; n=$(seen "$1"); [ "$n" -ge "$2" ]; }
+
+start_daemon || { fail "daemon starts"; exit 1; }
+check "no net denial yet" "$(counter deny_net)" 0
+
+declare -A F
+ev_fields() {
+	F=()
+	local k v
+	while IFS=$'\t' read -r k v; do F[$k]=$v; done \
+		< <(jq -r 'to_entries[] | "\(.key)\t\(.value)"' <<<"$1")
+}
+
+# allowed NAME PROTO ADDR PORT WHY: connect from the tree lands.
+allowed() {
+	local before; before=$(seen "$1")
+	run_in_tree tnet "$NET" connect "$2" "$3" "$4"
+	check "$5: connects" "$OUT" ok
+	wait_until landed "$1" $((before + 1))
+	check "$5: the listener saw it" "$(seen "$1")" $((before + 1))
+}
+# refused NAME PROTO ADDR PORT TARGET REASON WHY: refused, recorded, not seen.
+refused() {
+	local before; before=$(seen "$1")
+	local n0; n0=$(counter deny_net)
+	local q=".hook==\"net\" and .op==\"connect\" and .target==\"$5\""
+	local r0; r0=$(audit_count "$q")
+	run_in_tree tnet "$NET" connect "$2" "$3" "$4"
+	check "$7: refused" "$OUT" "err EPERM"
+	check "$7: one record" "$(audit_wait "$q" $((r0 + 1)))" $((r0 + 1))
+	ev_fields "$(audit_last ".hook==\"net\" and .target==\"$5\"")"
+	check "$7: record reason, action, errno" "${F[reason]-}/${F[action]-}/${F[errno]-}" "$6/deny/1"
+	check "$7: kernel counter" "$(counter deny_net)" $((n0 + 1))
+	check "$7: the listener saw nothing" "$(seen "$1")" "$before"
+}
+
+allowed t7001 tcp 127.0.0.1 7001 "tcp to an allowed address and port"
+refused t7009 tcp 127.0.0.1 7009 "tcp 127.0.0.1:7009" "not allowed" "tcp to a port no rule names"
+allowed t7101 tcp 127.0.0.2 7101 "tcp inside a /8 and a port range"
+allowed t7199 tcp 127.0.0.1 7199 "the range's last port"
+refused t7200 tcp 127.0.0.1 7200 "tcp 127.0.0.1:7200" "not allowed" "one port past the range"
+refused t7102 tcp 127.0.0.3 7102 "tcp 127.0.0.3:7102" "deny rule" "deny beats a broader connect"
+refused t7150 tcp 127.0.0.1 7150 "tcp 127.0.0.1:7150" "deny rule" "a narrower deny beats a range"
+allowed u7002 udp 127.0.0.1 7002 "udp connect to an allowed port"
+refused u7005 udp 127.0.0.1 7005 "udp 127.0.0.1:7005" "not allowed" "udp connect to another port"
+refused u7101 udp 127.0.0.2 7101 "udp 127.0.0.2:7101" "not allowed" "a tcp-only rule does not allow udp"
+allowed s7003 tcp ::1 7003 "IPv6 to an allowed address"
+refused s7004 tcp ::1 7004 "tcp [::1]:7004" "not allowed" "IPv6 to another port"
+allowed t7001 tcp ::ffff:127.0.0.1 7001 "an IPv4-mapped IPv6 address, allowed as the IPv4 it is"
+refused t7009 tcp ::ffff:127.0.0.1 7009 "tcp 127.0.0.1:7009" "not allowed" \
+	"an IPv4-mapped IPv6 address, refused as the IPv4 it is"
+
+# The other ways to reach an address: every one judged, each with its twin.
+n=$(seen u7005)
+run_in_tree tnet "$NET" sendto 127.0.0.1 7005
+check "unconnected sendto to a refused port: refused" "$OUT" "err EPERM"
+check "sendto: recorded as op send" \
+	"$(audit_wait '.hook=="net" and .op=="send" and .target=="udp 127.0.0.1:7005"')" 1
+check "sendto: the listener saw nothing" "$(seen u7005)" "$n"
+n=$(seen u7002)
+run_in_tree tnet "$NET" sendto 127.0.0.1 7002
+check "unconnected sendto to an allowed port: sent" "$OUT" ok
+wait_until landed u7002 $((n + 1))
+check "sendto: the allowed datagram arrived" "$(seen u7002)" $((n + 1))
+
+n=$(seen u7005)
+run_in_tree tnet "$NET" sendmsg-unspec 127.0.0.1 7005
+check "sendmsg to an AF_UNSPEC address (sent as IPv4): refused" "$OUT" "err EPERM"
+check "AF_UNSPEC sendmsg: the listener saw nothing" "$(seen u7005)" "$n"
+n=$(seen u7002)
+run_in_tree tnet "$NET" sendmsg-unspec 127.0.0.1 7002
+check "sendmsg to an AF_UNSPEC address, allowed port: sent" "$OUT" ok
+wait_until landed u7002 $((n + 1))
+check "AF_UNSPEC sendmsg: the allowed datagram arrived" "$(seen u7002)" $((n + 1))
+
+n=$(seen t7009)
+run_in_tree tnet "$NET" fastopen 127.0.0.1 7009
+check "TCP Fast Open (sendto MSG_FASTOPEN) to a refused port: refused" "$OUT" "err EPERM"
+check "Fast Open: recorded as op send" \
+	"$(audit_wait '.hook=="net" and .op=="send" and .target=="tcp 127.0.0.1:7009"')" 1
+check "Fast Open: the listener saw nothing" "$(seen t7009)" "$n"
+n=$(seen t7001)
+run_in_tree tnet "$NET" fastopen 127.0.0.1 7001
+check "TCP Fast Open to an allowed port: sent" "$OUT" ok
+wait_until landed t7001 $((n + 1))
+check "Fast Open: the allowed connection arrived" "$(seen t7001)" $((n + 1))
+
+n=$(seen t7009)
+run_in_tree tnet "$NET" uring-connect 127.0.0.1 7009
+check "io_uring connect to a refused port: refused" "$OUT" "err EPERM"
+check "io_uring: the listener saw nothing" "$(seen t7009)" "$n"
+n=$(seen t7001)
+run_in_tree tnet "$NET" uring-connect 127.0.0.1 7001
+check "io_uring connect to an allowed port: connects" "$OUT" ok
+wait_until landed t7001 $((n + 1))
+check "io_uring: the allowed connection arrived" "$(seen t7001)" $((n + 1))
+
+n=$(seen t7009)
+$CTL run --policy tnet -- /usr/bin/bash -c 'echo x >/dev/tcp/127.0.0.1/7009' \
+	>"$SH_TMP/devtcp.out" 2>&1
+check "bash /dev/tcp to a refused port: fails" "$?" 1
+check_match "bash /dev/tcp: says why" "$(cat "$SH_TMP/devtcp.out")" "Operation not permitted"
+check "bash /dev/tcp: the listener saw nothing" "$(seen t7009)" "$n"
+n=$(seen t7001)
+$CTL run --policy tnet -- /usr/bin/bash -c 'echo x >/dev/tcp/127.0.0.1/7001'
+check "bash /dev/tcp to an allowed port: works" "$?" 0
+wait_until landed t7001 $((n + 1))
+check "bash /dev/tcp: the allowed connection arrived" "$(seen t7001)" $((n + 1))
+
+# Socket kinds: with [net] rules only plain TCP/UDP inet sockets, unix and
+# netlink; without [net] rules nothing changes.
+sock_refused() { # FAMILY TYPE PROTO TARGET
+	run_in_tree tnet "$NET" socket "$1" "$2" "$3"
+	check "socket $1 $2 $3: refused" "$OUT" "err EPERM"
+	check "socket $1 $2 $3: recorded" \
+		"$(audit_wait ".hook==\"net\" and .op==\"socket\" and .target==\"$4\"")" 1
+	run_in_tree tnonet "$NET" socket "$1" "$2" "$3"
+	check "socket $1 $2 $3 without [net] rules: created" "$OUT" ok
+}
+sock_refused inet raw 1 "inet raw 1"
+sock_refused inet6 raw 58 "inet6 raw 58"
+sock_refused packet raw 768 "packet raw 768"
+sock_refused packet dgram 768 "packet dgram 768"
+ev_fields "$(audit_last '.hook=="net" and .op=="socket" and .target=="packet raw 768"')"
+check "socket record: family, type, protocol, reason" \
+	"${F[family]-}/${F[type]-}/${F[protocol]-}/${F[reason]-}" "packet/raw/768/socket kind not allowed"
+run_in_tree tnet "$NET" socket inet stream 132
+check "an SCTP socket: refused" "$OUT" "err EPERM"
+run_in_tree tnet "$NET" socket netlink raw 0
+check "a netlink route socket (getaddrinfo, ip addr): created" "$OUT" ok
+run_in_tree tnet "$NET" socket unix stream 0
+check "a unix socket: created" "$OUT" ok
+run_in_tree tnet "$NET" socket inet6 dgram 0
+check "a UDP socket: created" "$OUT" ok
+run_in_tree tnonet "$NET" connect tcp 127.0.0.1 7009
+check "without [net] rules: any destination connects" "$OUT" ok
+
+# Binds and listens: with bind rules, only those.
+run_in_tree tnet "$NET" listen 127.0.0.1 7400
+check "listen on an allowed port: ok" "$OUT" ok
+run_in_tree tnet "$NET" listen 127.0.0.1 7500
+check "bind to a port no bind rule names: refused" "$OUT" "err EPERM"
+check "bind: recorded as op bind" \
+	"$(audit_wait '.hook=="net" and .op=="bind" and .target=="tcp 127.0.0.1:7500"')" 1
+run_in_tree tnet "$NET" bind udp 127.0.0.1 7401
+check "a udp bind where the bind rule is tcp only: refused" "$OUT" "err EPERM"
+run_in_tree tnet "$NET" listen-unbound
+check "listen without bind (the kernel would pick a port): refused" "$OUT" "err EPERM"
+check "listen: recorded as op listen on the wildcard address" \
+	"$(audit_wait '.hook=="net" and .op=="listen" and .target=="tcp 0.0.0.0:0"')" 1
+run_in_tree tnonet "$NET" listen-unbound
+check "without [net] rules: listen without bind works" "$OUT" ok
+
+# Audit mode: nothing refused, everything recorded.
+n=$(seen t7009)
+run_in_tree tnetaudit "$NET" connect tcp 127.0.0.1 7009
+check "audit mode: connects" "$OUT" ok
+wait_until landed t7009 $((n + 1))
+check "audit mode: the listener saw it" "$(seen t7009)" $((n + 1))
+check "audit mode: recorded as audit" \
+	"$(audit_wait '.hook=="net" and .policy=="tnetaudit" and .action=="audit" and .target=="tcp 127.0.0.1:7009"')" 1
+
+# Outside every tree nothing is judged.
+d0=$(counter deny_net)
+run_outside "$NET" connect tcp 127.0.0.1 7009
+check "outside every tree: connects" "$OUT" ok
+run_outside "$NET" socket packet raw 768
+check "outside every tree: a packet socket is created" "$OUT" ok
+check "outside every tree: no record, no count" "$(counter deny_net)" "$d0"
+
+# A reload that changes [net] takes effect on a running tree.
+F2=$SH_TMP/live
+mkfifo "$F2.cmd" "$F2.ack"
+$CTL run --policy tnet -- /usr/bin/bash -c \
+	"while read -r x <$F2.cmd; do [ \"\$x\" = quit ] && exit 0; $NET connect tcp 127.0.0.1 \$x >$F2.ack 2>&1; done" \
+	2>"$F2.err" &
+livepid=$!
+ask() { echo "$1" >"$F2.cmd"; local r; read -r r <"$F2.ack"; echo "$r"; }
+check "running tree before reload: 7009 refused" "$(ask 7009)" "err EPERM"
+echo "connect = tcp 127.0.0.1 7009" >>"$SH_TMP/policies/tnet.policy"
+$CTL policy reload >/dev/null
+check "policy reload with a new [net] rule" "$?" 0
+check "running tree after reload: 7009 connects" "$(ask 7009)" ok
+check "running tree after reload: 7200 still refused" "$(ask 7200)" "err EPERM"
+echo quit >"$F2.cmd"
+wait $livepid
+check "the running tree ended normally" "$?" 0
+
+# The shipped agent policy: its model API gateway and command server, the
+# metadata endpoint refused, nothing else.
+cp "$(cd "$(dirname "$0")/../.." && pwd)/policies/agent.policy" "$SH_TMP/policies/"
+ip addr add 169.254.169.254/32 dev lo
+serve a8443 tcp 127.0.0.1 8443
+serve a7000 tcp 127.0.0.1 7000
+serve a80 tcp 169.254.169.254 80
+wait_until ready
+$CTL policy reload >/dev/null
+check "the shipped agent policy loads" "$?" 0
+agent_tcp() { # NAME ADDR PORT
+	local before; before=$(seen "$1")
+	$CTL run --policy agent -- /usr/bin/bash -c "echo x >/dev/tcp/$2/$3" >/dev/null 2>&1
+	local rc=$?
+	if [ $rc -eq 0 ]; then wait_until landed "$1" $((before + 1)); fi
+	echo "$rc $(($(seen "$1") - before))"
+}
+check "agent: the model API gateway (rc, connections seen)" "$(agent_tcp a8443 127.0.0.1 8443)" "0 1"
+check "agent: the command server" "$(agent_tcp a7000 127.0.0.1 7000)" "0 1"
+check "agent: another local service is refused" "$(agent_tcp t7001 127.0.0.1 7001)" "1 0"
+check "agent: the metadata endpoint is refused" "$(agent_tcp a80 169.254.169.254 80)" "1 0"
+check "agent: the metadata refusal names the deny rule" \
+	"$(audit_wait '.policy=="agent" and .target=="tcp 169.254.169.254:80" and .reason=="deny rule"')" 1
+run_outside "$NET" connect tcp 169.254.169.254 80
+check "outside every tree the metadata listener is reachable" "$OUT" ok
+ip addr del 169.254.169.254/32 dev lo
+
+# Bad [net] rules are FILE:LINE errors in check and in reload alike.
+cat >"$SH_TMP/bad.policy" <<P
+[policy]
+name = bad
+[net]
+connect = tcp 10.1.2.3/8 443
+P
+out=$($CTL policy check "$SH_TMP/bad.policy" 2>&1)
+check "policy check: a prefix with host bits is refused" "$?" 1
+check_match "policy check: says where and why" "$out" "bad.policy:4: .*bits set past its prefix"
+cp "$SH_TMP/bad.policy" "$SH_TMP/policies/"
+out=$($CTL policy reload 2>&1)
+check "reload refuses the same file (exit 2)" "$?" 2
+check_match "reload says where and why" "$out" "bad.policy:4: .*bits set past its prefix"
+rm "$SH_TMP/policies/bad.policy"
+check_log_valid
+exit 0
