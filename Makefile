@@ -45,7 +45,7 @@ SKEL      := $(BUILD)/sharness.skel.h
 # What the unit tests link: no BPF skeleton, so neither clang nor bpftool.
 LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
 	    user/policy_net.c user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
-	    user/audit.c user/names.c user/control.c
+	    user/audit.c user/names.c user/control.c user/reslimit.c
 # The loader: built with the skeleton that embeds the BPF object.
 LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c
 LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
@@ -107,7 +107,7 @@ FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Iinclude -Iuser $(WARN)
 FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
-		     user/policy_net.c user/policy_errors.c user/rules.c
+		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c
 FUZZ_SRCS_control := user/control.c user/util.c
 FUZZ_SRCS_json    := user/json.c
 

@@ -28,6 +28,7 @@
 
 #include "control.h"
 #include "ctl.h"
+#include "reslimit.h"
 #include "util.h"
 
 #define RUN_EXIT_TIMEOUT 124
@@ -37,6 +38,7 @@ struct run_opts {
 	const char *policy, *workdir, *user;
 	unsigned long pids_max;
 	unsigned long timeout;
+	struct sh_limits limits;   /* over the policy's [limits] */
 };
 
 /* How the supervision ended. */
@@ -170,6 +172,29 @@ static int run_opt(int opt, const char *arg, void *ctx)
 	case 'p': o->policy = arg; return 0;
 	case 'w': o->workdir = arg; return 0;
 	case 'u': o->user = arg; return 0;
+	case 'M':
+		if (sh_parse_bytes(arg, false, &o->limits.memory_max))
+			return 0;
+		fprintf(stderr, "sharnessctl: bad --memory-max '%s' (want a size such as 512M)\n", arg);
+		return RUN_EXIT_SETUP;
+	case 'S':
+		if ((o->limits.has_swap = sh_parse_bytes(arg, true, &o->limits.memory_swap_max)))
+			return 0;
+		fprintf(stderr, "sharnessctl: bad --memory-swap-max '%s' (want a size such as 0 "
+			"or 512M)\n", arg);
+		return RUN_EXIT_SETUP;
+	case 'C':
+		if (sh_parse_cpu_pct(arg, &o->limits.cpu_max))
+			return 0;
+		fprintf(stderr, "sharnessctl: bad --cpu-max '%s' (want a share of one CPU such as "
+			"50%%)\n", arg);
+		return RUN_EXIT_SETUP;
+	case 'I':
+		if (sh_parse_io_weight(arg, &o->limits.io_weight))
+			return 0;
+		fprintf(stderr, "sharnessctl: bad --io-weight '%s' (want 1..%u)\n", arg,
+			SH_IO_WEIGHT_MAX);
+		return RUN_EXIT_SETUP;
 	}
 	errno = 0;
 	if (opt == 'm')
@@ -192,10 +217,14 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 		{ "pids-max", required_argument, 0, 'm' },
 		{ "timeout", required_argument, 0, 't' },
 		{ "user", required_argument, 0, 'u' },
+		{ "memory-max", required_argument, 0, 'M' },
+		{ "memory-swap-max", required_argument, 0, 'S' },
+		{ "cpu-max", required_argument, 0, 'C' },
+		{ "io-weight", required_argument, 0, 'I' },
 		{ 0 }
 	};
 
-	if (ctl_getopt(argc, argv, "+p:w:m:t:u:", opts, run_opt, o))
+	if (ctl_getopt(argc, argv, "+p:w:m:t:u:M:S:C:I:", opts, run_opt, o))
 		return -1;
 	if (!o->policy || optind >= argc) {
 		fprintf(stderr, "sharnessctl: run needs --policy NAME and a command after --\n");
@@ -209,12 +238,15 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 static int run_begin(const struct run_opts *o, const char *cmd, unsigned *run_id,
 		     char cg[static 256])
 {
-	char pids[32], *reply = NULL;
-	const char *req[] = { "run-begin", o->policy, pids, cmd };
+	char pids[32], *reply = NULL, words[4][48];
+	const char *req[8] = { "run-begin", o->policy, pids, cmd };
+	size_t n = sh_limits_words(&o->limits, words);
 	int ret;
 
 	snprintf(pids, sizeof(pids), "%lu", o->pids_max);
-	ret = sh_ctl_call_capture(ctl_sock_path, 4, req, &reply, stderr);
+	for (size_t i = 0; i < n; i++)
+		req[4 + i] = words[i];
+	ret = sh_ctl_call_capture(ctl_sock_path, (int)(4 + n), req, &reply, stderr);
 	if (ret != 0) {
 		free(reply);
 		ctl_daemon_status(ret);
@@ -321,6 +353,28 @@ static int run_verdict(const struct run_end *e, unsigned run_id, unsigned long t
 	return exit_code;
 }
 
+/* Says when the run's limits bit: the OOM killer, CPU throttling. */
+static void report_usage(unsigned run_id, const char *cg)
+{
+	uint64_t oom = 0, peak = 0, nthr = 0, thr = 0, lim = 0;
+	char a[32], b[32];
+
+	if (!sh_cg_value(cg, "memory.events", "oom_kill", &oom) && oom) {
+		sh_cg_value(cg, "memory.peak", NULL, &peak);
+		if (sh_cg_value(cg, "memory.max", NULL, &lim))
+			snprintf(b, sizeof(b), "max");
+		else
+			sh_fmt_bytes(lim, b, sizeof(b));
+		fprintf(stderr, "sharnessctl: run %u: the OOM killer killed %llu process%s "
+			"(memory-max %s, peak %s)\n", run_id, (unsigned long long)oom,
+			oom == 1 ? "" : "es", b, sh_fmt_bytes(peak, a, sizeof(a)));
+	}
+	if (!sh_cg_value(cg, "cpu.stat", "nr_throttled", &nthr) && nthr &&
+	    !sh_cg_value(cg, "cpu.stat", "throttled_usec", &thr))
+		fprintf(stderr, "sharnessctl: run %u: throttled %llu times by cpu-max, %.1f s "
+			"in all\n", run_id, (unsigned long long)nthr, (double)thr / 1e6);
+}
+
 /* The daemon logs the run's last events, untags and removes the cgroup. */
 static void run_finish(unsigned run_id, const char *cg, int exit_code, const char *st, int killed)
 {
@@ -361,6 +415,7 @@ int ctl_run(int argc, char **argv)
 			waitpid(pid, &e.status, 0);
 		}
 		exit_code = run_verdict(&e, run_id, o.timeout, st, sizeof(st));
+		report_usage(run_id, cg);
 		fprintf(stderr, "sharnessctl: run %u ended (%s); killed %d process%s left in %s\n",
 			run_id, st, killed, killed == 1 ? "" : "es", cg);
 	}

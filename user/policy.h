@@ -14,6 +14,8 @@
  *   [net]      connect = PROTO ADDRESS[/PREFIX] [PORT[-PORT]]
  *              deny = ...   bind = ...         (see policy_net.c)
  *   [limits]   pids-max = 1..4194304
+ *              memory-max = SIZE   memory-swap-max = SIZE   (64M, 1G, bytes)
+ *              cpu-max = PCT%      (of one CPU)    io-weight = 1..10000
  *              capability = <name>[, <name>...]  (repeatable: allowed back to
  *                           the tree beyond SH_CAPS_TREE_DEFAULT, e.g. sys_nice)
  *
@@ -33,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reslimit.h"
 #include "rules.h"
 
 #define SH_RULE_PATH_MAX 190      /* bytes, including a trailing '/' */
@@ -87,6 +90,7 @@ struct sh_policy {
 	bool abstract_deny;
 	enum sh_scope signal_scope;
 	unsigned pids_max;       /* 0 = not set */
+	struct sh_limits limits; /* memory, CPU, I/O of run cgroups */
 	unsigned long long caps_allow; /* capabilities allowed back (bit = number) */
 	struct sh_net_rule *net;  /* [net], in file order, deduplicated */
 	size_t nnet;

@@ -366,6 +366,47 @@ static void set_pids_max(struct pctx *c, const char *key, const char *v)
 			sh_policy_quote(q, sizeof(q), v), SH_PIDS_MAX_LIMIT);
 }
 
+static void set_memory_max(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	if (once(c, &c->memory_line, key) &&
+	    !sh_parse_bytes(v, false, &c->p->limits.memory_max))
+		sh_perr(c, c->line, "bad memory-max '%s' (want a size such as 512M or 2G)",
+			sh_policy_quote(q, sizeof(q), v));
+}
+
+static void set_swap_max(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	if (!once(c, &c->swap_line, key))
+		return;
+	if (sh_parse_bytes(v, true, &c->p->limits.memory_swap_max))
+		c->p->limits.has_swap = true;
+	else
+		sh_perr(c, c->line, "bad memory-swap-max '%s' (want a size such as 0, 512M or 2G)",
+			sh_policy_quote(q, sizeof(q), v));
+}
+
+static void set_cpu_max(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	if (once(c, &c->cpu_line, key) && !sh_parse_cpu_pct(v, &c->p->limits.cpu_max))
+		sh_perr(c, c->line, "bad cpu-max '%s' (want a share of one CPU, 1%%..%u%%, "
+			"such as 50%% or 200%%)", sh_policy_quote(q, sizeof(q), v), SH_CPU_MAX_PCT);
+}
+
+static void set_io_weight(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	if (once(c, &c->io_line, key) && !sh_parse_io_weight(v, &c->p->limits.io_weight))
+		sh_perr(c, c->line, "bad io-weight '%s' (want an integer 1..%u)",
+			sh_policy_quote(q, sizeof(q), v), SH_IO_WEIGHT_MAX);
+}
+
 /* Every key that is not a rule. */
 static const struct setting {
 	const char *section;
@@ -379,6 +420,10 @@ static const struct setting {
 	{ "signal", "scope", set_scope },
 	{ "limits", "pids-max", set_pids_max },
 	{ "limits", "capability", add_caps },
+	{ "limits", "memory-max", set_memory_max },
+	{ "limits", "memory-swap-max", set_swap_max },
+	{ "limits", "cpu-max", set_cpu_max },
+	{ "limits", "io-weight", set_io_weight },
 	{ "net", "connect", sh_policy_add_net },
 	{ "net", "deny", sh_policy_add_net },
 	{ "net", "bind", sh_policy_add_net },

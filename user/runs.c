@@ -44,24 +44,91 @@ void sh_run_count_denial(struct sh_daemon *d, uint32_t run_id)
 		rc->denials++;
 }
 
+/* Controllers runs may use: pids always, the others for their limits. */
+static const char *const controllers[] = { "pids", "memory", "cpu", "io" };
+
+/*
+ * Makes RUN_PARENT and enables, down to it, each controller the kernel
+ * offers; which ones could not be enabled is left to the knobs a run
+ * needs to say (their files are then missing).
+ */
 static int prepare_run_parent(void)
 {
+	char v[16];
 	int err;
 
-	/* pids must be delegated to the subtree runs are created in. */
-	sh_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+pids");
 	err = sh_mkdir_p(RUN_PARENT, 0755);
 	if (err)
 		return err;
-	return sh_write_file(RUN_PARENT "/cgroup.subtree_control", "+pids");
+	for (size_t i = 0; i < sizeof(controllers) / sizeof(controllers[0]); i++) {
+		snprintf(v, sizeof(v), "+%s", controllers[i]);
+		sh_write_file("/sys/fs/cgroup/cgroup.subtree_control", v);
+		sh_write_file(RUN_PARENT "/cgroup.subtree_control", v);
+	}
+	return 0;
 }
 
-/* A new run cgroup (path, *id) with at most pids tasks (0: no limit);
- * 0, or SH_EXIT_FAIL with the reason sent to fd. */
-static int make_run_cgroup(struct sh_daemon *d, int fd, unsigned long pids,
-			   char *path, size_t n, uint32_t *id)
+/* Writes v to knob of cgroup path; on failure says which limit could not
+ * be applied and why (to fd) and returns SH_EXIT_FAIL. */
+static int set_knob(int fd, const char *path, const char *knob, const char *v, const char *what)
 {
-	char knob[300], v[32];
+	char file[320];
+	int err;
+
+	snprintf(file, sizeof(file), "%s/%s", path, knob);
+	err = sh_write_file(file, v);
+	if (!err)
+		return 0;
+	sh_ctl_reply(fd, 'E', "cannot apply %s (%s = %s): %s%s\n", what, file, v, strerror(-err),
+		     err == -ENOENT ? "; the controller is not enabled for " RUN_PARENT
+		     " (see /sys/fs/cgroup/cgroup.controllers and cgroup.subtree_control)" : "");
+	return SH_EXIT_FAIL;
+}
+
+/* The run's limits on its cgroup: each one applied, or the run refused. */
+static int apply_limits(int fd, const char *path, unsigned long pids, const struct sh_limits *l)
+{
+	char v[64];
+	int ret = 0;
+
+	if (pids) {
+		snprintf(v, sizeof(v), "%lu", pids);
+		ret = set_knob(fd, path, "pids.max", v, "pids-max");
+	}
+	if (!ret && l->memory_max) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->memory_max);
+		ret = set_knob(fd, path, "memory.max", v, "memory-max");
+	}
+	if (!ret && l->has_swap) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->memory_swap_max);
+		ret = set_knob(fd, path, "memory.swap.max", v, "memory-swap-max");
+	}
+	if (!ret && l->cpu_max) {
+		snprintf(v, sizeof(v), "%llu 100000", (unsigned long long)l->cpu_max * 1000);
+		ret = set_knob(fd, path, "cpu.max", v, "cpu-max");
+	}
+	if (!ret && l->io_weight) {
+		snprintf(v, sizeof(v), "default %u", l->io_weight);
+		ret = set_knob(fd, path, "io.weight", v, "io-weight");
+	}
+	/* An OOM kill in the tree takes the whole tree, and only it. */
+	if (!ret && (l->memory_max || l->has_swap))
+		ret = set_knob(fd, path, "memory.oom.group", "1", "memory-max");
+	else if (!ret) {
+		char file[320];
+
+		snprintf(file, sizeof(file), "%s/memory.oom.group", path);
+		if (sh_write_file(file, "1"))
+			sh_dbg("%s: no memory.oom.group (memory controller not enabled)", path);
+	}
+	return ret;
+}
+
+/* A new run cgroup (path, *id) with its limits; 0, or SH_EXIT_FAIL with
+ * the reason sent to fd. */
+static int make_run_cgroup(struct sh_daemon *d, int fd, unsigned long pids,
+			   const struct sh_limits *l, char *path, size_t n, uint32_t *id)
+{
 	int ret;
 
 	ret = prepare_run_parent();
@@ -79,24 +146,33 @@ static int make_run_cgroup(struct sh_daemon *d, int fd, unsigned long pids,
 			return SH_EXIT_FAIL;
 		}
 	}
-	if (!pids)
-		return 0;
-	snprintf(knob, sizeof(knob), "%s/pids.max", path);
-	snprintf(v, sizeof(v), "%lu", pids);
-	ret = sh_write_file(knob, v);
-	if (ret) {
-		sh_ctl_reply(fd, 'E', "cannot set %s: %s\n", knob, strerror(-ret));
+	if (apply_limits(fd, path, pids, l)) {
 		rmdir(path);
 		return SH_EXIT_FAIL;
 	}
 	return 0;
 }
 
-/* run-begin POLICY PIDS_MAX [COMMAND]: replies "ID CGROUP". */
+static void rec_limits(struct sh_daemon *d, unsigned long pids, const struct sh_limits *l)
+{
+	sh_json_uint_field(&d->buf, "pids_max", pids);
+	if (l->memory_max)
+		sh_json_uint_field(&d->buf, "memory_max", l->memory_max);
+	if (l->has_swap)
+		sh_json_uint_field(&d->buf, "memory_swap_max", l->memory_swap_max);
+	if (l->cpu_max)
+		sh_json_uint_field(&d->buf, "cpu_max_pct", l->cpu_max);
+	if (l->io_weight)
+		sh_json_uint_field(&d->buf, "io_weight", l->io_weight);
+}
+
+/* run-begin POLICY PIDS_MAX [COMMAND [LIMIT=VALUE...]]: replies "ID CGROUP".
+ * The limits in the request override the policy's. */
 int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 {
 	char path[256], err[512];
 	const struct sh_policy *p;
+	struct sh_limits l, req = { 0 };
 	unsigned long pids = 0;
 	uint32_t id;
 
@@ -105,10 +181,17 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 		sh_ctl_reply(fd, 'E', "no policy named '%s' is loaded\n", argv[1]);
 		return SH_EXIT_FAIL;
 	}
+	for (int i = 4; i < argc; i++)
+		if (!sh_limits_parse_word(argv[i], &req)) {
+			sh_ctl_reply(fd, 'E', "bad limit '%s'\n", argv[i]);
+			return SH_EXIT_FAIL;
+		}
+	l = p->limits;
+	sh_limits_merge(&l, &req);
 	pids = strtoul(argv[2], NULL, 10);
 	if (!pids)
 		pids = p->pids_max;
-	if (make_run_cgroup(d, fd, pids, path, sizeof(path), &id))
+	if (make_run_cgroup(d, fd, pids, &l, path, sizeof(path), &id))
 		return SH_EXIT_FAIL;
 	if (sh_enforcer_tag(d->enf, path, p->name, id, err, sizeof(err))) {
 		sh_ctl_reply(fd, 'E', "%s\n", err);
@@ -119,13 +202,34 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	sh_json_uint_field(&d->buf, "run", id);
 	sh_rec_str(d, "policy", p->name);
 	sh_rec_str(d, "cgroup", path);
-	sh_json_uint_field(&d->buf, "pids_max", pids);
+	rec_limits(d, pids, &l);
 	if (argc > 3)
 		sh_rec_str(d, "command", argv[3]);
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	sh_ctl_reply(fd, 'O', "%u %s\n", id, path);
 	return 0;
+}
+
+/* What the run's cgroup saw of its limits: OOM kills, peak memory, CPU
+ * used and the time it was throttled. */
+static void rec_usage(struct sh_daemon *d, const char *path)
+{
+	static const struct { const char *file, *key, *field; } stats[] = {
+		{ "memory.events", "oom_kill", "oom_kills" },
+		{ "memory.peak", NULL, "memory_peak" },
+		{ "cpu.stat", "usage_usec", "cpu_usage_usec" },
+		{ "cpu.stat", "nr_throttled", "cpu_nr_throttled" },
+		{ "cpu.stat", "throttled_usec", "cpu_throttled_usec" },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+		if (!sh_cg_value(path, stats[i].file, stats[i].key, &v)) {
+			sh_json_uint_field(&d->buf, stats[i].field, v);
+			if (i == 0)
+				sh_json_uint_field(&d->buf, "oom", v > 0);
+		}
 }
 
 /* run-end ID STATUS KILLED */
@@ -145,10 +249,11 @@ int sh_run_end(struct sh_daemon *d, int fd, int argc, char **argv)
 	} while (sh_enforcer_consume(d->enf) == -EAGAIN);
 	if (sh_enforcer_untag(d->enf, path, err, sizeof(err)) && errno != ENOENT)
 		sh_dbg("run-end %u: %s", id, err);
-	rmdir(path);
 	sh_audit_begin_meta(&d->buf, "run-end");
 	sh_json_uint_field(&d->buf, "run", id);
 	sh_rec_str(d, "cgroup", path);
+	rec_usage(d, path);
+	rmdir(path);
 	sh_rec_str(d, "status", argv[2]);
 	sh_json_uint_field(&d->buf, "killed", strtoul(argv[3], NULL, 10));
 	rc = run_find(d, id, false);

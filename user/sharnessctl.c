@@ -202,7 +202,9 @@ static const struct ctl_cmd {
 	{ "tag", cmd_tag, "tag CGROUP POLICY", "tag an existing cgroup" },
 	{ "untag", cmd_tag, "untag CGROUP", "untag it" },
 	{ "run", ctl_run,
-	  "run --policy NAME [--workdir DIR] [--pids-max N] [--timeout SEC] [--user USER] -- CMD [ARG...]",
+	  "run --policy NAME [--workdir DIR] [--pids-max N] [--timeout SEC] [--user USER]\n"
+	  "      [--memory-max SIZE] [--memory-swap-max SIZE] [--cpu-max PCT%] [--io-weight N]\n"
+	  "      -- CMD [ARG...]",
 	  "run CMD in a fresh tagged cgroup, kill what is left when it ends" },
 	{ "log", ctl_log, "log [-f] [--json] [--policy NAME] [-n N] [--file PATH]",
 	  "show the audit log (follow with -f)" },

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,6 +73,26 @@ ssize_t sh_read_file(const char *path, char *buf, size_t size)
 	buf[off] = 0;
 	close(fd);
 	return off;
+}
+
+int sh_cg_value(const char *cg, const char *file, const char *key, uint64_t *out)
+{
+	char path[512], buf[4096], *save = NULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	n = sh_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (!key)
+		return sscanf(buf, "%" SCNu64, out) == 1 ? 0 : -EINVAL;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		size_t k = strlen(key);
+
+		if (strncmp(l, key, k) == 0 && l[k] == ' ')
+			return sscanf(l + k + 1, "%" SCNu64, out) == 1 ? 0 : -EINVAL;
+	}
+	return -ENOENT;
 }
 
 int sh_write_file(const char *path, const char *s)

@@ -30,6 +30,11 @@ int sh_write_file(const char *path, const char *s);
  * 0, -ENOTDIR if it is not one, or -errno. level: depth below the root. */
 int sh_cgroup_id(const char *path, uint64_t *id);
 int sh_cgroup_id_level(const char *path, uint64_t *id, int *level);
+/* The value of KEY in a flat-keyed cgroup file ("oom_kill 3" in
+ * memory.events, "usage_usec 1200" in cpu.stat) of cgroup cg; a file
+ * holding one number (memory.peak) with key NULL. 0, or -errno (-ENOENT:
+ * no such file or key). */
+int sh_cg_value(const char *cg, const char *file, const char *key, uint64_t *out);
 /* mkdir -p, mode for each created component. */
 int sh_mkdir_p(const char *path, mode_t mode);
 /* The inode number of path and the device number the kernel keeps for its

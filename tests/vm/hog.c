@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hog: a process that wants more than its limits give, for t_limits.
+ *
+ *   hog mem MIB        allocate and touch MIB MiB, 1 MiB at a time, then
+ *                      print "survived" (the OOM killer should come first)
+ *   hog spin SECONDS   spin on the CPU for SECONDS of wall-clock time
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "mem")) {
+		long mib = atol(argv[2]);
+
+		for (long i = 0; i < mib; i++) {
+			char *p = malloc(1 << 20);
+
+			if (!p) {
+				printf("malloc failed at %ld MiB\n", i);
+				return 1;
+			}
+			memset(p, 1, 1 << 20);
+		}
+		printf("survived\n");
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "spin")) {
+		struct timespec t0, t;
+		volatile unsigned long x = 0;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			for (int i = 0; i < 100000; i++)
+				x++;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (t.tv_sec - t0.tv_sec < atol(argv[2]));
+		printf("spun\n");
+		return 0;
+	}
+	fprintf(stderr, "hog: bad usage\n");
+	return 2;
+}

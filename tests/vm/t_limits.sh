@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# [limits]: memory, swap, CPU and I/O limits on every `sharnessctl run`
+# cgroup, with `run` flags over the policy's values; an OOM in a tree kills
+# that tree and nobody else; a CPU spinner stays under its share; the run
+# reports both; bad values are errors; the tree cannot raise its limits or
+# lower its OOM priority against outsiders.
+. "$(dirname "$0")/lib.sh"
+
+HOG=$SH_BUILD/tests/vm/hog
+cat >"$SH_TMP/policies/tlim.policy" <<P
+[policy]
+name = tlim
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+[limits]
+memory-max = 64M
+memory-swap-max = 0
+cpu-max = 20%
+io-weight = 50
+P
+sed -e 's/name = tlim/name = tnolim/' -e '/^\[limits\]/,$d' "$SH_TMP/policies/tlim.policy" \
+	>"$SH_TMP/policies/tnolim.policy"
+start_daemon || { fail "daemon starts"; exit 1; }
+
+# knobs POLICY [RUN FLAGS...]: the run cgroup's limit files, read from inside.
+KNOBS='IFS=: read -r _ _ p </proc/self/cgroup
+for f in memory.max memory.swap.max cpu.max io.weight memory.oom.group; do
+	read -r v <"/sys/fs/cgroup$p/$f"; printf "%s=%s;" "$f" "$v"; done'
+knobs() { local pol=$1; shift; $CTL run --policy "$pol" "$@" -- /usr/bin/bash -c "$KNOBS" 2>/dev/null; }
+
+check "the policy's limits are on the run's cgroup" "$(knobs tlim)" \
+	"memory.max=67108864;memory.swap.max=0;cpu.max=20000 100000;io.weight=default 50;memory.oom.group=1;"
+check "run flags override them" "$(knobs tlim --memory-max 32M --cpu-max 150% --io-weight 200)" \
+	"memory.max=33554432;memory.swap.max=0;cpu.max=150000 100000;io.weight=default 200;memory.oom.group=1;"
+check_match "without limits: none set (memory.oom.group still 1)" "$(knobs tnolim)" \
+	"^memory.max=max;memory.swap.max=max;cpu.max=max 100000;io.weight=default 100;memory.oom.group=1;$"
+rec=$(jq -c 'select(.event=="run-start" and .policy=="tlim")' "$AUDIT" | head -1)
+check "run-start records the limits" "$(jq -r '"\(.memory_max) \(.memory_swap_max) \(.cpu_max_pct) \(.io_weight)"' <<<"$rec")" \
+	"67108864 0 20 50"
+
+# An OOM in the tree: the tree is killed, nobody else.
+sleep 1000 &
+outsider=$!
+run_in_tree tlim "$HOG" mem 16
+check "a process within memory-max: runs" "$OUT/$RC" "survived/0"
+check "its run-end says no OOM" \
+	"$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1 | jq -r '"\(.oom) \(.oom_kills)"')" "0 0"
+run_in_tree tlim "$HOG" mem 512
+check "a memory hog over memory-max: killed (SIGKILL, 128+9)" "$RC" 137
+check "it never got its memory" "$(grep -c survived "$SH_TMP/last.out")" 0
+check_match "run says the OOM killer killed it" "$(cat "$SH_TMP/last.err")" \
+	"the OOM killer killed [0-9]+ process(es)? \(memory-max 64M, peak"
+rec=$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1)
+check "run-end: oom" "$(jq -r .oom <<<"$rec")" 1
+check_match "run-end: oom_kills" "$(jq -r .oom_kills <<<"$rec")" '^[1-9][0-9]*$'
+check_match "run-end: memory_peak at most memory-max" "$(jq -r '.memory_peak <= 67108864' <<<"$rec")" true
+check "the process outside the tree is untouched" "$(kill -0 $outsider && echo alive)" alive
+check "sharnessd is untouched" "$(kill -0 "$DAEMON_PID" && echo alive)" alive
+kill $outsider
+
+# A CPU spinner under cpu-max = 20 %: a measurement from cpu.stat, with a
+# generous bound, next to the same spinner without a limit.
+run_in_tree tlim "$HOG" spin 3
+check "the spinner under cpu-max runs to its end" "$OUT/$RC" "spun/0"
+rec=$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1)
+check_match "run-end: throttled under cpu-max" "$(jq -r .cpu_nr_throttled <<<"$rec")" '^[1-9][0-9]*$'
+share=$(jq -r '.cpu_usage_usec / 3000000' <<<"$rec")
+echo "  cpu-max 20%: the spinner used $share of one CPU over 3 s"
+check "the spinner used at most about a fifth of a CPU (<= 0.35)" \
+	"$(jq -r '.cpu_usage_usec <= 1050000' <<<"$rec")" true
+check_match "run says it was throttled" "$(cat "$SH_TMP/last.err")" "throttled [0-9]+ times by cpu-max"
+run_in_tree tnolim "$HOG" spin 2
+rec=$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1)
+check "without cpu-max: never throttled" "$(jq -r .cpu_nr_throttled <<<"$rec")" 0
+check "without cpu-max: it used the CPU" "$(jq -r '.cpu_usage_usec > 0' <<<"$rec")" true
+
+# The tree cannot raise its limits, nor lower its OOM priority against
+# processes outside it.
+out=$($CTL run --policy tlim -- /usr/bin/bash -c \
+	'IFS=: read -r _ _ p </proc/self/cgroup; echo max >"/sys/fs/cgroup$p/memory.max" && echo raised;
+	 read -r v <"/sys/fs/cgroup$p/memory.max"; echo "now $v"' 2>&1)
+check_match "writing its own memory.max: refused" "$out" "Operation not permitted"
+check_match "memory.max unchanged" "$out" "now 67108864"
+out=$($CTL run --policy tlim -- /usr/bin/bash -c 'echo -1000 >/proc/self/oom_score_adj && echo lowered' 2>&1)
+check_match "lowering its own oom_score_adj: refused (no CAP_SYS_RESOURCE)" "$out" "Permission denied"
+out=$($CTL run --policy tlim -- /usr/bin/bash -c 'echo 500 >/proc/self/oom_score_adj && echo raised' 2>/dev/null)
+check "raising its own oom_score_adj (less protected): allowed" "$out" raised
+sleep 1000 &
+outsider=$!
+out=$($CTL run --policy tlim -- /usr/bin/bash -c "echo 1000 >/proc/$outsider/oom_score_adj && echo set" 2>&1)
+check_match "an outsider's oom_score_adj: refused" "$out" "Operation not permitted"
+read -r v </proc/$outsider/oom_score_adj
+check "the outsider's oom_score_adj unchanged" "$v" 0
+kill $outsider
+
+# A tagged existing cgroup keeps the limits its owner set.
+mkdir -p /sys/fs/cgroup/t_limits
+$CTL tag /sys/fs/cgroup/t_limits tlim
+check "tagging an existing cgroup" "$?" 0
+read -r v </sys/fs/cgroup/t_limits/memory.max 2>/dev/null || v="(no memory controller)"
+check_match "its limits are its owner's, not the policy's" "$v" '^(max|\(no memory controller\))$'
+$CTL untag /sys/fs/cgroup/t_limits
+rmdir /sys/fs/cgroup/t_limits
+
+# Bad values: FILE:LINE errors in check and reload; bad flags refuse the run.
+cat >"$SH_TMP/bad.policy" <<P
+[policy]
+name = badlim
+[limits]
+memory-max = lots
+cpu-max = 0%
+io-weight = 10001
+P
+out=$($CTL policy check "$SH_TMP/bad.policy" 2>&1)
+check "policy check: bad limits refused" "$?" 1
+check_match "policy check: memory-max" "$out" "bad.policy:4: bad memory-max 'lots'"
+check_match "policy check: cpu-max" "$out" "bad.policy:5: bad cpu-max '0%'"
+check_match "policy check: io-weight" "$out" "bad.policy:6: bad io-weight '10001'"
+cp "$SH_TMP/bad.policy" "$SH_TMP/policies/"
+out=$($CTL policy reload 2>&1)
+check "reload refuses them (exit 2)" "$?" 2
+check_match "reload says where" "$out" "bad.policy:4: bad memory-max"
+rm "$SH_TMP/policies/bad.policy"
+$CTL run --policy tlim --memory-max lots -- /usr/bin/true 2>"$SH_TMP/flag.err"
+check "run --memory-max lots: refused before starting (125)" "$?" 125
+check_match "run says which flag" "$(cat "$SH_TMP/flag.err")" "bad --memory-max 'lots'"
+$CTL run --policy tlim --cpu-max 0% -- /usr/bin/true 2>"$SH_TMP/flag.err"
+check "run --cpu-max 0%: refused (125)" "$?" 125
+check_log_valid
+exit 0
