@@ -26,7 +26,7 @@ static __always_inline __u8 net_proto(struct sock *sk, __u16 *ipproto)
 	__u16 type = BPF_CORE_READ(sk, sk_type), p = BPF_CORE_READ(sk, sk_protocol);
 
 	*ipproto = p;
-	if (type == SOCK_STREAM && (p == IPPROTO_TCP || p == IPPROTO_MPTCP))
+	if (type == SOCK_STREAM && p == IPPROTO_TCP)
 		return SH_PROTO_TCP;
 	if (type == SOCK_DGRAM && (p == IPPROTO_UDP || p == IPPROTO_UDPLITE))
 		return SH_PROTO_UDP;
@@ -43,8 +43,10 @@ static __always_inline bool net_kind_allowed(int family, int type, int protocol)
 		return true;
 	if (family != AF_INET && family != AF_INET6)
 		return false;
+	/* Not MPTCP: its extra subflows are connected by the kernel, to
+	 * addresses the peer announces, through no hook. */
 	if (type == SOCK_STREAM)
-		return protocol == 0 || protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP;
+		return protocol == 0 || protocol == IPPROTO_TCP;
 	if (type == SOCK_DGRAM)
 		return protocol == 0 || protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE ||
 		       protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6;
@@ -61,9 +63,10 @@ static __always_inline void map_v4(__u8 *addr, __u32 v4)
 
 /*
  * The address at sa (len bytes, kernel memory) into e. The family to read
- * it as: sa_family, with AF_UNSPEC read as AF_INET on an IPv4 socket (UDP
- * sends and binds treat it so). 1: read; 0: no address (AF_UNSPEC where
- * it means none); -1: unreadable or malformed.
+ * it as: sa_family, with AF_UNSPEC read as AF_INET where the kernel may
+ * (UDP sends and binds on IPv4 sockets treat it so). 1: read; 0: no
+ * address (a short AF_UNSPEC on an IPv6 socket); -1: unreadable or
+ * malformed.
  */
 static __always_inline int read_endpoint(struct sockaddr *sa, int len, int sk_family,
 					 struct endpoint *e)
@@ -74,7 +77,10 @@ static __always_inline int read_endpoint(struct sockaddr *sa, int len, int sk_fa
 
 	if (!sa || len < (int)sizeof(family) || bpf_probe_read_kernel(&family, sizeof(family), sa))
 		return -1;
-	if (family == AF_UNSPEC && sk_family == AF_INET)
+	/* An IPv4 socket sends and binds to it as AF_INET. On an IPv6 socket
+	 * it names no address, but a socket can turn IPv4 under a send
+	 * (IPV6_ADDRFORM): whatever it could name is judged. */
+	if (family == AF_UNSPEC && (sk_family == AF_INET || len >= (int)sizeof(in)))
 		family = AF_INET;
 	if (family == AF_UNSPEC)
 		return 0;
@@ -114,6 +120,29 @@ static __always_inline __u32 net_rule(const struct member *m, __u8 kind, const s
 			return r->action;
 	}
 	return 0;
+}
+
+/* :: or ::ffff:0.0.0.0 */
+static __always_inline bool unspecified(const __u8 *a)
+{
+	__u64 hi = 0, lo = 0;
+
+	__builtin_memcpy(&hi, a, 8);
+	__builtin_memcpy(&lo, a + 8, 8);
+	return !hi && (!lo || lo == bpf_cpu_to_be64(0xffff00000000ull));
+}
+
+/*
+ * Which policy flags make kind an allowlist. A connection accepted on a
+ * listening socket comes from anywhere, and what is sent on it names no
+ * address: under connect rules a tree listens only where a bind rule
+ * allows it.
+ */
+static __always_inline __u32 allowlist_flags(__u8 kind, __u32 op)
+{
+	if (kind == SH_NET_CONNECT)
+		return SH_PF_NET_CONNECT;
+	return op == SH_OP_LISTEN ? SH_PF_NET_BIND | SH_PF_NET_CONNECT : SH_PF_NET_BIND;
 }
 
 /* Refuse, with the endpoint (when there is one) in the record. */
@@ -161,11 +190,14 @@ static __always_inline int judge_net(struct member *m, struct socket *sock, stru
 		return 0;
 	if (r < 0)
 		return net_refuse(m, op, SH_WHY_ADDRESS, 0);
+	/* The unspecified address as a destination is this host (the kernel
+	 * routes it to loopback): no rule names it that way. */
+	if (kind == SH_NET_CONNECT && unspecified(e.addr))
+		return net_refuse(m, op, SH_WHY_ADDRESS, &e);
 	act = net_rule(m, kind, &e);
 	if (act == SH_ACT_DENY)
 		return net_refuse(m, op, SH_WHY_RULE, &e);
-	if (act != SH_ACT_ALLOW &&
-	    (m->flags & (kind == SH_NET_BIND ? SH_PF_NET_BIND : SH_PF_NET_CONNECT)))
+	if (act != SH_ACT_ALLOW && (m->flags & allowlist_flags(kind, op)))
 		return net_refuse(m, op, SH_WHY_DEFAULT, &e);
 	return 0;
 }
@@ -205,9 +237,90 @@ int BPF_PROG(sh_socket_connect, struct socket *sock, struct sockaddr *address, i
 	return judge_net(&m, sock, address, addrlen, SH_NET_CONNECT, SH_OP_CONNECT);
 }
 
+/* Options that send a socket's traffic elsewhere than the address judged
+ * (IPv4 source routes, IPv6 routing and option headers, a socket turned
+ * IPv4 under a send) or past the host's routing and firewall marks. */
+static __always_inline bool rerouting_option(int level, int name)
+{
+	if (level == SOL_IP)
+		return name == IP_OPTIONS || name == IP_RETOPTS || name == IP_TRANSPARENT;
+	if (level == SOL_IPV6)
+		return name == IPV6_ADDRFORM || name == IPV6_2292HOPOPTS ||
+		       name == IPV6_2292DSTOPTS || name == IPV6_2292RTHDR ||
+		       name == IPV6_2292PKTOPTIONS || name == IPV6_FLOWLABEL_MGR ||
+		       name == IPV6_HOPOPTS || name == IPV6_RTHDRDSTOPTS || name == IPV6_RTHDR ||
+		       name == IPV6_DSTOPTS || name == IPV6_TRANSPARENT;
+	return level == SOL_SOCKET &&
+	       (name == SO_MARK || name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX);
+}
+
+static __always_inline int refuse_option(struct member *m, __u32 op, int level, int name)
+{
+	count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
+	return report(m, 0, &(struct refusal){ .hook = SH_HOOK_NET, .op = op, .flags = SH_EVF_NET,
+					       .op_flags = (__u32)level << 16 | (name & 0xffff) },
+		      SH_WHY_OPTION, 0);
+}
+
+/* Is this an inet socket of a tree with [net] rules? */
+static __always_inline bool net_judged(const struct member *m, struct socket *sock)
+{
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	__u16 family;
+
+	if (!(m->flags & SH_PF_NET) || !sk)
+		return false;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	return family == AF_INET || family == AF_INET6;
+}
+
+SEC("lsm/socket_setsockopt")
+int BPF_PROG(sh_socket_setsockopt, struct socket *sock, int level, int optname, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	if (!net_judged(&m, sock) || !rerouting_option(level, optname))
+		return 0;
+	return refuse_option(&m, SH_OP_SETSOCKOPT, level, optname);
+}
+
+#define SH_CMSG_MAX 16
+
+/*
+ * The message's control messages (a kernel copy by the time the hook runs;
+ * a user pointer is read as one): 0 if none reroutes it, else the first
+ * that does as level << 16 | type, or ~0 when they cannot be read or are
+ * more than SH_CMSG_MAX.
+ */
+static __always_inline __u32 rerouting_cmsg(struct msghdr *msg)
+{
+	void *ctl = BPF_CORE_READ(msg, msg_control);
+	__u64 len = BPF_CORE_READ(msg, msg_controllen), off = 0;
+
+	if (!ctl || !len)
+		return 0;
+	for (int i = 0; i < SH_CMSG_MAX; i++) {
+		struct cmsghdr h = {};
+
+		if (off + sizeof(h) > len)
+			return 0;
+		if (bpf_probe_read_kernel(&h, sizeof(h), ctl + off) &&
+		    bpf_probe_read_user(&h, sizeof(h), ctl + off))
+			return ~0u;
+		if (rerouting_option(h.cmsg_level, h.cmsg_type))
+			return (__u32)h.cmsg_level << 16 | (h.cmsg_type & 0xffff);
+		if (h.cmsg_len < sizeof(h))
+			return 0;  /* the kernel refuses the message */
+		off += (h.cmsg_len + 7) & ~7ull;
+	}
+	return off + sizeof(struct cmsghdr) > len ? 0 : ~0u;
+}
+
 /*
  * Every send: an address in the message is judged like a connect (a send
- * without one goes where a judged connect pointed the socket). A socket of
+ * without one goes where a judged connect pointed the socket), and control
+ * messages that would reroute it are refused. A socket of
  * a refused kind the tree did not create (inherited, received) is refused
  * here too.
  */
@@ -219,6 +332,14 @@ int BPF_PROG(sh_socket_sendmsg, struct socket *sock, struct msghdr *msg, int siz
 	int len;
 
 	ENTER(ret, m);
+	if (net_judged(&m, sock)) {
+		__u32 bad = rerouting_cmsg(msg);
+
+		if (bad == ~0u)
+			return refuse_option(&m, SH_OP_SEND, 0xffff, 0xffff);
+		if (bad)
+			return refuse_option(&m, SH_OP_SEND, bad >> 16, bad & 0xffff);
+	}
 	name = BPF_CORE_READ(msg, msg_name);
 	len = BPF_CORE_READ(msg, msg_namelen);
 	if (!name || len <= 0) {

@@ -267,6 +267,7 @@ enum sh_op {
 	SH_OP_BIND,            /* [net]: bind */
 	SH_OP_LISTEN,          /* [net]: listen (binds an unbound socket) */
 	SH_OP_SOCKET,          /* [net]: a socket of a kind [net] does not allow */
+	SH_OP_SETSOCKOPT,      /* [net]: an option that reroutes or re-marks traffic */
 	SH_OP_MAX,
 };
 
@@ -290,6 +291,7 @@ enum sh_reason {
 	SH_WHY_DEVICE     = 10, /* a device no rule allows: raw disks, input, ... */
 	SH_WHY_SOCKET     = 11, /* a socket kind [net] does not allow: raw, packet, ... */
 	SH_WHY_ADDRESS    = 12, /* a socket address that cannot be read or is malformed */
+	SH_WHY_OPTION     = 13, /* [net]: source routes, IP options, marks, device binds */
 };
 
 /* Event flags (bit 0 is retired). */
@@ -297,7 +299,8 @@ enum sh_reason {
 #define SH_EVF_ABSTRACT    (1u << 2) /* target is an abstract socket name (raw bytes) */
 /* [net] records: path holds the 16-byte address, target_pid the port and
  * op_flags the IP protocol number (socket: op_flags the family, target_pid
- * the type | protocol << 16). */
+ * the type | protocol << 16; a refused option or control message:
+ * op_flags level << 16 | name). */
 #define SH_EVF_NET         (1u << 3)
 
 /*

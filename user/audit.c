@@ -169,6 +169,31 @@ static const char *sock_type_name(unsigned t, char *buf, size_t n)
 	return buf;
 }
 
+/* "ip IP_OPTIONS": a refused socket option or control message. */
+static void option_target(struct sh_buf *b, uint32_t v)
+{
+	static const struct { unsigned level, name; const char *s; } names[] = {
+		{ 0, 4, "ip IP_OPTIONS" }, { 0, 7, "ip IP_RETOPTS" }, { 0, 19, "ip IP_TRANSPARENT" },
+		{ 1, 25, "socket SO_BINDTODEVICE" }, { 1, 36, "socket SO_MARK" },
+		{ 1, 62, "socket SO_BINDTOIFINDEX" }, { 41, 1, "ipv6 IPV6_ADDRFORM" },
+		{ 41, 3, "ipv6 IPV6_2292HOPOPTS" }, { 41, 4, "ipv6 IPV6_2292DSTOPTS" },
+		{ 41, 5, "ipv6 IPV6_2292RTHDR" }, { 41, 6, "ipv6 IPV6_2292PKTOPTIONS" },
+		{ 41, 32, "ipv6 IPV6_FLOWLABEL_MGR" }, { 41, 54, "ipv6 IPV6_HOPOPTS" },
+		{ 41, 55, "ipv6 IPV6_RTHDRDSTOPTS" }, { 41, 57, "ipv6 IPV6_RTHDR" },
+		{ 41, 59, "ipv6 IPV6_DSTOPTS" }, { 41, 75, "ipv6 IPV6_TRANSPARENT" },
+		{ 0xffff, 0xffff, "control messages unreadable or too many" },
+	};
+	char t[48];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (v >> 16 == names[i].level && (v & 0xffff) == names[i].name) {
+			put_str(b, "target", names[i].s);
+			return;
+		}
+	snprintf(t, sizeof(t), "level %u option %u", v >> 16, v & 0xffff);
+	put_str(b, "target", t);
+}
+
 /*
  * A [net] record's target: "tcp 10.1.2.3:443", "udp [2001:db8::1]:53", with
  * the parts as fields of their own; for a refused socket kind, "packet raw
@@ -188,6 +213,10 @@ static void net_target(struct sh_buf *b, const struct sh_event *ev)
 		put_str(b, "family", family_name(ev->op_flags, x[0], sizeof(x[0])));
 		put_str(b, "type", sock_type_name(ev->target_pid & 0xffff, x[1], sizeof(x[1])));
 		sh_json_uint_field(b, "protocol", ev->target_pid >> 16);
+		return;
+	}
+	if (ev->reason == SH_WHY_OPTION) {
+		option_target(b, ev->op_flags);
 		return;
 	}
 	if (ev->path_len != 16) {

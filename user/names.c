@@ -55,6 +55,7 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_SETIOPRIO] = "setioprio", [SH_OP_MOVEMEMORY] = "movememory",
 		[SH_OP_CAPABLE] = "capable", [SH_OP_IPC] = "ipc", [SH_OP_KEY] = "key",
 		[SH_OP_BIND] = "bind", [SH_OP_LISTEN] = "listen", [SH_OP_SOCKET] = "socket",
+		[SH_OP_SETSOCKOPT] = "setsockopt",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
@@ -75,6 +76,7 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_DEVICE: return "device not allowed";
 	case SH_WHY_SOCKET: return "socket kind not allowed";
 	case SH_WHY_ADDRESS: return "bad socket address";
+	case SH_WHY_OPTION: return "socket option not allowed";
 	default: return "unknown";
 	}
 }

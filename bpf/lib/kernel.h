@@ -102,6 +102,30 @@
 #define AF_NETLINK 16
 #define IPPROTO_ICMPV6 58 /* a macro in linux/in6.h, not in vmlinux.h */
 
+/* Socket options and control messages that send traffic elsewhere than
+ * the address judged, or past the host's routing and firewall marks
+ * (asm-generic/socket.h, linux/in.h, linux/in6.h). */
+#define SOL_IP 0
+#define SOL_SOCKET 1
+#define SOL_IPV6 41
+#define SO_BINDTODEVICE 25
+#define SO_MARK 36
+#define SO_BINDTOIFINDEX 62
+#define IP_OPTIONS 4
+#define IP_RETOPTS 7
+#define IP_TRANSPARENT 19
+#define IPV6_ADDRFORM 1
+#define IPV6_2292HOPOPTS 3
+#define IPV6_2292DSTOPTS 4
+#define IPV6_2292RTHDR 5
+#define IPV6_2292PKTOPTIONS 6
+#define IPV6_FLOWLABEL_MGR 32
+#define IPV6_HOPOPTS 54
+#define IPV6_RTHDRDSTOPTS 55
+#define IPV6_RTHDR 57
+#define IPV6_DSTOPTS 59
+#define IPV6_TRANSPARENT 75
+
 #define PROT_EXEC 0x4
 #define PTRACE_MODE_NOAUDIT 0x04
 #define READING_FIRMWARE 1

@@ -15,6 +15,12 @@
  *   net bind tcp|udp ADDR PORT        bind only
  *   net listen ADDR PORT              TCP bind + listen
  *   net listen-unbound                TCP listen without bind (autobind)
+ *   net srcroute ADDR                 set an IPv4 loose source route through
+ *                                     ADDR on a TCP socket (IP_OPTIONS)
+ *   net rthdr6                        IPV6_RTHDR on a UDP socket
+ *   net mark                          SO_MARK on a TCP socket
+ *   net cmsg ADDR PORT retopts|tos    UDP sendmsg with an IP_RETOPTS (a
+ *                                     source route) or IP_TOS control message
  *   net socket FAMILY TYPE PROTO      socket(); FAMILY inet|inet6|packet|
  *                                     unix|netlink, TYPE stream|dgram|raw,
  *                                     PROTO a number
@@ -202,6 +208,83 @@ static int do_listen_unbound(void)
 	return report(listen(fd, 4), "listen");
 }
 
+/* An LSRR option through addr: type, length, pointer, one address, EOL. */
+static void lsrr(const char *addr, unsigned char opt[8])
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, addr, &a);
+	opt[0] = 0x83;
+	opt[1] = 7;
+	opt[2] = 4;
+	memcpy(opt + 3, &a, 4);
+	opt[7] = 0;
+}
+
+static int do_srcroute(const char *addr)
+{
+	unsigned char opt[8];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return report(-1, "socket");
+	lsrr(addr, opt);
+	return report(setsockopt(fd, IPPROTO_IP, IP_OPTIONS, opt, sizeof(opt)),
+		      "setsockopt IP_OPTIONS");
+}
+
+static int do_rthdr6(void)
+{
+	/* A type 0 routing header with no segments. */
+	unsigned char rh[8] = { 0, 0, 0, 0 };
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return report(-1, "socket");
+	return report(setsockopt(fd, IPPROTO_IPV6, IPV6_RTHDR, rh, sizeof(rh)),
+		      "setsockopt IPV6_RTHDR");
+}
+
+static int do_mark(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0)
+		return report(-1, "socket");
+	return report(setsockopt(fd, SOL_SOCKET, SO_MARK, &one, sizeof(one)), "setsockopt SO_MARK");
+}
+
+static int do_cmsg(const char *addr, const char *port, const char *what)
+{
+	struct sockaddr_storage ss;
+	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+	union { char buf[CMSG_SPACE(8)]; struct cmsghdr align; } u;
+	struct msghdr msg = { .msg_name = &ss, .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fd, tos = 0x10;
+
+	memset(&u, 0, sizeof(u));
+	msg.msg_namelen = sockaddr_of(addr, port, &ss);
+	if (msg.msg_namelen != sizeof(struct sockaddr_in))
+		return usage();
+	c->cmsg_level = IPPROTO_IP;
+	if (!strcmp(what, "retopts")) {
+		c->cmsg_type = IP_RETOPTS;
+		c->cmsg_len = CMSG_LEN(8);
+		lsrr(addr, CMSG_DATA(c));
+	} else {
+		c->cmsg_type = IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+		msg.msg_controllen = CMSG_SPACE(sizeof(int));
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return report(-1, "socket");
+	return report(sendmsg(fd, &msg, 0) == 1 ? 0 : -1, "sendmsg");
+}
+
 static int word(const char *w, const char *const *names, const int *values, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -282,6 +365,14 @@ int main(int argc, char **argv)
 		return do_bind("tcp", argv[2], argv[3], true);
 	if (!strcmp(op, "listen-unbound") && argc == 2)
 		return do_listen_unbound();
+	if (!strcmp(op, "srcroute") && argc == 3)
+		return do_srcroute(argv[2]);
+	if (!strcmp(op, "rthdr6") && argc == 2)
+		return do_rthdr6();
+	if (!strcmp(op, "mark") && argc == 2)
+		return do_mark();
+	if (!strcmp(op, "cmsg") && argc == 5)
+		return do_cmsg(argv[2], argv[3], argv[4]);
 	if (!strcmp(op, "socket") && argc == 5)
 		return do_socket(argv[2], argv[3], argv[4]);
 	if (!strcmp(op, "serve") && argc == 6)

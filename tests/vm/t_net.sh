@@ -27,6 +27,15 @@ bind    = tcp 127.0.0.1 7400-7499
 P
 sed -e 's/name = tnet/name = tnetaudit/' -e 's/^\[policy\]/[policy]\nmode = audit/' \
 	"$SH_TMP/policies/tnet.policy" >"$SH_TMP/policies/tnetaudit.policy"
+cat >"$SH_TMP/policies/tconnonly.policy" <<P
+[policy]
+name = tconnonly
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+[net]
+connect = tcp 127.0.0.1 7001
+P
 cat >"$SH_TMP/policies/tnonet.policy" <<P
 [policy]
 name = tnonet
@@ -202,6 +211,42 @@ check "a UDP socket: created" "$OUT" ok
 run_in_tree tnonet "$NET" connect tcp 127.0.0.1 7009
 check "without [net] rules: any destination connects" "$OUT" ok
 
+# Traffic sent elsewhere than the address judged: source routes, IPv6
+# routing headers, marks, and control messages that carry them.
+run_in_tree tnet "$NET" srcroute 127.0.0.9
+check "an IPv4 source route (IP_OPTIONS): refused" "$OUT" "err EPERM"
+check "source route: recorded" "$(audit_wait '.hook=="net" and .op=="setsockopt" and .target=="ip IP_OPTIONS" and .reason=="socket option not allowed"')" 1
+run_in_tree tnonet "$NET" srcroute 127.0.0.9
+check "without [net] rules: the source route is set" "$OUT" ok
+run_in_tree tnet "$NET" rthdr6
+check "an IPv6 routing header: refused" "$OUT" "err EPERM"
+run_in_tree tnonet "$NET" rthdr6
+check "without [net] rules: the kernel judges the header itself" "$OUT" "err EINVAL"
+run_in_tree tnet "$NET" mark
+check "SO_MARK (the host's policy routing and firewall marks): refused" "$OUT" "err EPERM"
+run_in_tree tnonet "$NET" mark
+check "without [net] rules: SO_MARK is set" "$OUT" ok
+n=$(seen u7002)
+run_in_tree tnet "$NET" cmsg 127.0.0.1 7002 retopts
+check "a source route in a control message (IP_RETOPTS): refused" "$OUT" "err EPERM"
+check "IP_RETOPTS: recorded as op send" "$(audit_wait '.hook=="net" and .op=="send" and .target=="ip IP_RETOPTS"')" 1
+run_in_tree tnet "$NET" cmsg 127.0.0.1 7002 tos
+check "another control message (IP_TOS) to an allowed port: sent" "$OUT" ok
+wait_until landed u7002 $((n + 1))
+check "IP_TOS: only the allowed datagram arrived" "$(seen u7002)" $((n + 1))
+
+# The unspecified address is this host: no rule names it so, refused.
+n=$(seen t7001)
+run_in_tree tnet "$NET" connect tcp 0.0.0.0 7001
+check "a connect to 0.0.0.0 (loopback in disguise): refused" "$OUT" "err EPERM"
+check "0.0.0.0: recorded as a bad address" \
+	"$(audit_wait '.hook=="net" and .target=="tcp 0.0.0.0:7001" and .reason=="bad socket address"')" 1
+check "0.0.0.0: the listener saw nothing" "$(seen t7001)" "$n"
+run_in_tree tnonet "$NET" connect tcp 0.0.0.0 7001
+check "without [net] rules: 0.0.0.0 reaches the loopback listener" "$OUT" ok
+run_in_tree tnet "$NET" socket inet stream 262
+check "MPTCP (subflows the kernel opens itself): refused" "$OUT" "err EPERM"
+
 # Binds and listens: with bind rules, only those.
 run_in_tree tnet "$NET" listen 127.0.0.1 7400
 check "listen on an allowed port: ok" "$OUT" ok
@@ -217,6 +262,14 @@ check "listen: recorded as op listen on the wildcard address" \
 	"$(audit_wait '.hook=="net" and .op=="listen" and .target=="tcp 0.0.0.0:0"')" 1
 run_in_tree tnonet "$NET" listen-unbound
 check "without [net] rules: listen without bind works" "$OUT" ok
+# With connect rules and no bind rule, a tree is a client: what it sends on
+# an accepted connection names no address, so it does not listen at all.
+run_in_tree tconnonly "$NET" bind tcp 127.0.0.1 7601
+check "connect rules only: a bind (a client's source port) works" "$OUT" ok
+run_in_tree tconnonly "$NET" listen 127.0.0.1 7600
+check "connect rules only: listen refused" "$OUT" "err EPERM"
+check "connect rules only: recorded as op listen" \
+	"$(audit_wait '.hook=="net" and .policy=="tconnonly" and .op=="listen" and .target=="tcp 127.0.0.1:7600"')" 1
 
 # Audit mode: nothing refused, everything recorded.
 n=$(seen t7009)
