@@ -415,7 +415,7 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	}
 	idx = policy_index(&e->set, policy);
 	if (idx < 0) {
-		snprintf(errbuf, errlen, "no policy named '%s' is loaded", policy);
+		sh_policy_not_found(&e->set, policy, errbuf, errlen);
 		return -ENOENT;
 	}
 	err = tag_id(cgroup, &id, errbuf, errlen);

@@ -196,7 +196,17 @@ static int log_opt(int opt, const char *arg, void *ctx)
 	case 'f': o->follow = true; break;
 	case 'j': o->json = true; break;
 	case 'p': o->policy = arg; break;
-	case 'n': o->last = atol(arg); break;
+	case 'n': {
+		char *end;
+
+		errno = 0;
+		o->last = strtol(arg, &end, 10);
+		if (errno || *end || !*arg || o->last < 0) {
+			fprintf(stderr, "sharnessctl: bad -n '%s' (want a number of records)\n", arg);
+			return 1;
+		}
+		break;
+	}
 	case 'F': o->file = arg; break;
 	}
 	return 0;

@@ -160,6 +160,9 @@ static void child(const struct run_opts *o, const char *cg, char **cmd)
 	execvp(cmd[0], cmd);
 	err = errno;
 	fprintf(stderr, "sharnessctl: cannot execute %s: %s\n", cmd[0], strerror(err));
+	if (err == EPERM)
+		fprintf(stderr, "sharnessctl: refused by policy '%s' (see sharnessctl log "
+			"--policy %s)\n", o->policy, o->policy);
 	_exit(exec_status(err));
 }
 

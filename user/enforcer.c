@@ -48,7 +48,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 /* Runtime tags (tag, run) survive a daemon restart in the state file. */
 void sh_enforcer_save_state(struct sh_enforcer *e)
 {
-	sh_pin_save_tags(e->state_path, e->tags, e->ntags);
+	sh_pin_save_tags(e->state_path, e->tags, e->ntags, e->slot, e->names[e->slot]);
 }
 
 static void restore_state(struct sh_enforcer *e)
@@ -138,6 +138,8 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 	if (e->adopted) {
 		e->slot = e->skel->bss->active_slot & 1;
 		restore_state(e);
+		/* Events in the adopted ring name their policy by slot and id. */
+		sh_pin_restore_names(e->state_path, e->names);
 	} else {
 		e->slot = 0;
 		e->skel->bss->active_slot = 0;

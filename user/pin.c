@@ -287,7 +287,8 @@ int sh_pin_unload(const char *pin_dir)
 	return err;
 }
 
-void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n)
+void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n,
+		      unsigned slot, char *const names[SH_MAX_POLICIES])
 {
 	char tmp[PATH_MAX + 8];
 	FILE *f;
@@ -304,8 +305,29 @@ void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, s
 		if (!tags[i].from_policy)
 			fprintf(f, "%llu\t%u\t%s\t%s\n", (unsigned long long)tags[i].cgid,
 				tags[i].run_id, tags[i].policy, tags[i].path);
+	/* Lines a tag reader skips: "policy SLOT ID NAME". */
+	for (unsigned i = 0; i < SH_MAX_POLICIES; i++)
+		if (names[i])
+			fprintf(f, "policy\t%u\t%u\t%s\n", slot, i, names[i]);
 	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, state_path))
 		sh_log("cannot write %s: %s", state_path, strerror(errno));
+}
+
+void sh_pin_restore_names(const char *state_path, char *names[SH_SLOTS][SH_MAX_POLICIES])
+{
+	char *line = NULL, name[256];
+	unsigned slot, id;
+	size_t cap = 0;
+	FILE *f = state_path ? fopen(state_path, "re") : NULL;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "policy\t%u\t%u\t%255[^\n]", &slot, &id, name) == 3 &&
+		    slot < SH_SLOTS && id < SH_MAX_POLICIES && !names[slot][id])
+			names[slot][id] = strdup(name);
+	free(line);
+	fclose(f);
 }
 
 void sh_pin_restore_tags(const char *state_path, int tags_fd,

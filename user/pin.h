@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "sharness.h"
+
 struct bpf_object;
 struct bpf_object_skeleton;
 struct sh_tag_entry;
@@ -33,7 +35,12 @@ int sh_pin_unload(const char *pin_dir);
 /* Runtime tags (tag, run) survive a daemon restart in state_path (NULL:
  * nowhere). Writing replaces the file; reading appends to *tags the
  * entries still present in the tags map. */
-void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n);
+void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n,
+		      unsigned slot, char *const names[SH_MAX_POLICIES]);
+/* The policy names of the slot in force when the state was saved, so that
+ * events a daemon's successor reads from the adopted ring keep their
+ * policy's name (names[slot][id]; malloc'd). */
+void sh_pin_restore_names(const char *state_path, char *names[SH_SLOTS][SH_MAX_POLICIES]);
 void sh_pin_restore_tags(const char *state_path, int tags_fd,
 			 struct sh_tag_entry **tags, size_t *ntags);
 

@@ -53,6 +53,18 @@ void sh_policy_set_free(struct sh_policy_set *s)
 	s->n = 0;
 }
 
+const char *sh_policy_not_found(const struct sh_policy_set *set, const char *name, char *buf,
+				size_t n)
+{
+	size_t len = (size_t)snprintf(buf, n, "no policy named '%s' is loaded (loaded: ", name);
+
+	for (size_t i = 0; i < set->n && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ", " : "", set->pols[i].name);
+	if (len < n)
+		snprintf(buf + len, n - len, "%s)", set->n ? "" : "none");
+	return buf;
+}
+
 const struct sh_policy *sh_policy_find(const struct sh_policy_set *set, const char *name)
 {
 	if (!set || !name)

@@ -122,7 +122,16 @@ int sh_policy_load_files(const char *const *paths, size_t n, struct sh_policy_se
  * An empty dir is a valid empty set; an unreadable dir is an error. */
 int sh_policy_load_dir(const char *dir, struct sh_policy_set *out, struct sh_errors *errs);
 
+/* Checks a loaded set against this host (policy_host.c): cgroups that do
+ * not exist are errors, exec allow rules for missing files warnings
+ * (warns may be NULL). 0 or -EINVAL. */
+int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs,
+			 struct sh_errors *warns);
+
 const struct sh_policy *sh_policy_find(const struct sh_policy_set *set, const char *name);
+/* "no policy named 'x' is loaded (loaded: a, b)" into buf. */
+const char *sh_policy_not_found(const struct sh_policy_set *set, const char *name, char *buf,
+				size_t n);
 void sh_policy_free(struct sh_policy *p);      /* NULL-safe, zeroes */
 void sh_policy_set_free(struct sh_policy_set *s);   /* NULL-safe, zeroes */
 

@@ -22,10 +22,10 @@
 #include "sharness.skel.h"
 #include "util.h"
 
-/* libbpf's own messages: warnings always, its debug log with --verbose. */
+/* libbpf's own messages: warnings always, its debug log with --debug. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && !sh_verbose)
+	if (level == LIBBPF_DEBUG && !sh_debug)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -146,10 +146,10 @@ int sh_probe_run_opts(struct sh_probe *p, bool try_attach)
 		p->attach = true;
 	} else if (p->lsm_bpf && p->btf) {
 		/* The verdict below reports a failure; libbpf's own account of
-		 * it is for --verbose. */
+		 * it is for --debug. */
 		libbpf_print_fn_t old = libbpf_set_print(NULL);
 
-		libbpf_set_print(sh_verbose ? old : NULL);
+		libbpf_set_print(sh_debug ? old : NULL);
 		p->attach_err = load_and_attach(&skel);
 		libbpf_set_print(old);
 		p->attach = p->attach_err == 0;
@@ -176,7 +176,7 @@ const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n)
 			 ": this kernel does not allow BPF LSM programs here (run as root "
 			 "on the host, not in a container; check lockdown and "
 			 "kernel.unprivileged_bpf_disabled); use a kernel where it does, "
-			 "such as Debian 12's 6.1 or 6.12" : "; run with --verbose for the "
+			 "such as Debian 12's 6.1 or 6.12" : "; run with --debug for the "
 			 "loader's log");
 	else if (!p->cgroup2)
 		snprintf(buf, n, "cgroup v2 is not mounted at /sys/fs/cgroup: boot with "

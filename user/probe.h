@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Route libbpf's messages: its debug output only with --verbose. */
+/* Route libbpf's messages: its debug output only with --debug. */
 void sh_libbpf_quiet(void);
 
 struct sh_probe {

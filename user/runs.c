@@ -178,7 +178,8 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 
 	p = sh_policy_find(sh_enforcer_policies(d->enf), argv[1]);
 	if (!p) {
-		sh_ctl_reply(fd, 'E', "no policy named '%s' is loaded\n", argv[1]);
+		sh_ctl_reply(fd, 'E', "%s\n", sh_policy_not_found(sh_enforcer_policies(d->enf),
+								    argv[1], err, sizeof(err)));
 		return SH_EXIT_FAIL;
 	}
 	for (int i = 4; i < argc; i++)

@@ -14,8 +14,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "ctl.h"
@@ -35,6 +39,9 @@ int ctl_daemon_status(int ret)
 		strerror(-ret));
 	if (ret == -ENOENT || ret == -ECONNREFUSED)
 		fprintf(stderr, "sharnessctl: is sharnessd running? (systemctl start sharnessd)\n");
+	if ((ret == -EACCES || ret == -EPERM) && geteuid() != 0)
+		fprintf(stderr, "sharnessctl: the control socket is root's: run sharnessctl "
+			"as root (sudo)\n");
 	return SH_EXIT_DAEMON;
 }
 
@@ -46,7 +53,12 @@ int ctl_getopt(int argc, char **argv, const char *shortopts, const struct option
 	optind = 1;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
-			ctl_usage(stderr);
+			/* getopt named the option; say where the right ones are. */
+			if (argc > 0 && strcmp(argv[0], "sharnessctl") != 0 && argv[0][0] != '/' &&
+			    !strchr(argv[0], '/'))
+				fprintf(stderr, "Try 'sharnessctl %s --help'.\n", argv[0]);
+			else
+				fprintf(stderr, "Try 'sharnessctl --help'.\n");
 			return -1;
 		}
 		ret = take(c, optarg, ctx);
@@ -75,15 +87,27 @@ static int cmd_probe(int argc, char **argv)
 	return ret;
 }
 
+/*
+ * policy check FILE... or DIR: the same loading and host checks the daemon
+ * makes (a directory is read as the daemon reads its policy directory).
+ */
 static int policy_check(int nfiles, char **files)
 {
 	struct sh_policy_set set = {};
-	struct sh_errors errs = {};
+	struct sh_errors errs = {}, warns = {};
+	struct stat st;
 	int err;
 
-	err = sh_policy_load_files((const char *const *)files, nfiles, &set, &errs);
+	if (nfiles == 1 && stat(files[0], &st) == 0 && S_ISDIR(st.st_mode))
+		err = sh_policy_load_dir(files[0], &set, &errs);
+	else
+		err = sh_policy_load_files((const char *const *)files, nfiles, &set, &errs);
+	if (!err)
+		err = sh_policy_check_host(&set, &errs, &warns);
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.msgs[i]);
+	for (size_t i = 0; i < warns.n; i++)
+		fprintf(stderr, "%s\n", warns.msgs[i]);
 	if (!err)
 		for (size_t i = 0; i < set.n; i++)
 			printf("%s: policy '%s' ok (%zu rules, mode %s)\n", set.pols[i].file,
@@ -91,6 +115,7 @@ static int policy_check(int nfiles, char **files)
 			       set.pols[i].mode == SH_MODE_AUDIT ? "audit" : "enforce");
 	sh_policy_set_free(&set);
 	sh_errors_free(&errs);
+	sh_errors_free(&warns);
 	return err ? SH_EXIT_FAIL : 0;
 }
 
@@ -161,16 +186,49 @@ static int cmd_status(int argc, char **argv)
 	return status_without_daemon(json, ret);
 }
 
+/* Is pid a live process (not gone, not a zombie)? */
+static bool alive(long pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (sh_read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 static int cmd_unload(int argc, char **argv)
 {
 	const char *req[] = { "unload", "force" };
 	bool force = argc > 1 && strcmp(argv[1], "--force") == 0;
 
+	const char *st[] = { "status", "json" };
+	char *reply = NULL, *p;
+	long pid = 0;
+	int ret;
+
 	if (argc > 2 || (argc == 2 && !force)) {
 		ctl_usage(stderr);
 		return SH_EXIT_FAIL;
 	}
-	return ctl_daemon_status(sh_ctl_call(ctl_sock_path, force ? 2 : 1, req, stdout, stderr));
+	/* Which process to wait for: unload returns once it is gone, so the
+	 * next sharnessd finds the lock free. */
+	if (sh_ctl_call_capture(ctl_sock_path, 2, st, &reply, stderr) == 0 &&
+	    (p = strstr(reply, "\"pid\":")))
+		pid = strtol(p + 6, NULL, 10);
+	free(reply);
+	ret = ctl_daemon_status(sh_ctl_call(ctl_sock_path, force ? 2 : 1, req, stdout, stderr));
+	if (ret || pid <= 0)
+		return ret;
+	for (int i = 0; i < 3000 && alive(pid); i++)
+		usleep(10000);
+	if (alive(pid)) {
+		fprintf(stderr, "sharnessctl: programs detached, but sharnessd (pid %ld) has not "
+			"exited after 30 s\n", pid);
+		return SH_EXIT_FAIL;
+	}
+	return 0;
 }
 
 static int cmd_tag(int argc, char **argv)
@@ -194,7 +252,7 @@ static const struct ctl_cmd {
 	const char *synopsis, *help;
 } cmds[] = {
 	{ "probe", cmd_probe, "probe", "can this kernel enforce? (exit 0 yes, 3 no)" },
-	{ "policy", cmd_policy, "policy check FILE...",
+	{ "policy", cmd_policy, "policy check FILE...|DIR",
 	  "validate policy files, no daemon needed (exit 1 on errors)" },
 	{ "policy", cmd_policy, "policy reload",
 	  "the daemon re-reads its policy directory atomically" },
@@ -216,7 +274,7 @@ static const struct ctl_cmd {
 
 void ctl_usage(FILE *f)
 {
-	fprintf(f, "usage: sharnessctl [--socket PATH] [--verbose] COMMAND\ncommands:\n");
+	fprintf(f, "usage: sharnessctl [--socket PATH] [--verbose] [--debug] COMMAND\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strlen(cmds[i].synopsis) < SYNOPSIS_WIDTH)
 			fprintf(f, "  %-*s%s\n", SYNOPSIS_WIDTH, cmds[i].synopsis, cmds[i].help);
@@ -226,7 +284,22 @@ void ctl_usage(FILE *f)
 	}
 	fprintf(f,
 		"options: --socket PATH (default " SH_CTL_DEFAULT_SOCKET "), --pin-dir DIR (for status\n"
-		"         without a daemon; default /sys/fs/bpf/sharness), --verbose\n");
+		"         without a daemon; default /sys/fs/bpf/sharness), --verbose, --debug\n"
+		"         (also libbpf's log); COMMAND --help for one command\n");
+}
+
+/* sharnessctl COMMAND --help: that command's forms, on standard output. */
+static int command_help(const char *name)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(name, cmds[i].name) == 0) {
+			printf("usage: sharnessctl %s\n  %s\n", cmds[i].synopsis,
+			       cmds[i].help);
+			found = true;
+		}
+	return found ? 0 : unknown_command(name);
 }
 
 /* -h: the usage on standard output, exit 0. */
@@ -239,6 +312,7 @@ static int main_opt(int opt, const char *arg, void *ctx)
 	case 's': ctl_sock_path = arg; break;
 	case 'P': pin_dir = arg; break;
 	case 'v': sh_verbose = true; break;
+	case 'D': sh_verbose = sh_debug = true; break;
 	case 'h': ctl_usage(stdout); return MAIN_HELP;
 	}
 	return 0;
@@ -250,13 +324,14 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, 0, 's' },
 		{ "pin-dir", required_argument, 0, 'P' },
 		{ "verbose", no_argument, 0, 'v' },
+		{ "debug", no_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0 }
 	};
 	int ret;
 
 	sh_prog = "sharnessctl";
-	ret = ctl_getopt(argc, argv, "+s:P:vh", opts, main_opt, NULL);
+	ret = ctl_getopt(argc, argv, "+s:P:vDh", opts, main_opt, NULL);
 	if (ret)
 		return ret == MAIN_HELP ? 0 : SH_EXIT_FAIL;
 	sh_libbpf_quiet();
@@ -266,6 +341,8 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return command_help(argv[0]);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[0], cmds[i].name) == 0)
 			return cmds[i].run(argc, argv);

@@ -55,7 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sharnessd [--policy-dir DIR] [--audit-log FILE] [--socket PATH]\n"
-		"                 [--pin-dir DIR] [--foreground] [--verbose]\n"
+		"                 [--pin-dir DIR] [--foreground] [--verbose] [--debug]\n"
 		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
 		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
@@ -82,6 +82,8 @@ int sh_daemon_reload(struct sh_daemon *d, int fd)
 	int err;
 
 	err = sh_policy_load_dir(d->policy_dir, &set, &errs);
+	if (!err)
+		err = sh_policy_check_host(&set, &errs, NULL);
 	if (!err)
 		err = sh_enforcer_apply(d->enf, &set, &errs);
 	sh_audit_begin_meta(&d->buf, "reload");
@@ -174,6 +176,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		{ "pin-dir", required_argument, 0, 'P' },
 		{ "foreground", no_argument, 0, 'f' },
 		{ "verbose", no_argument, 0, 'v' },
+		{ "debug", no_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' },
 		{ "unload", no_argument, 0, 'U' },
 		{ "force", no_argument, 0, 'F' },
@@ -181,7 +184,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:a:s:P:fvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:a:s:P:fvDh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': d->policy_dir = optarg; break;
 		case 'a': d->audit_path = optarg; break;
@@ -189,6 +192,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		case 'P': d->pin_dir = optarg; break;
 		case 'f': p->foreground = true; break;
 		case 'v': sh_verbose = true; break;
+		case 'D': sh_verbose = sh_debug = true; break;
 		case 'U': p->unload = true; break;
 		case 'F': p->force = true; break;
 		case 'h': usage(stdout); return 0;
@@ -216,9 +220,17 @@ static int take_lock(const struct sh_daemon *d, struct proc *p)
 		sh_mkdir_p(dir, 0700);
 	}
 	p->lock_fd = open(p->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (p->lock_fd < 0 || flock(p->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		sh_log("another sharnessd holds %s (%s); %s", p->lock_path, strerror(errno),
-		       p->unload ? "use sharnessctl unload" : "not starting a second one");
+	if (p->lock_fd < 0) {
+		sh_log("cannot open the lock file %s: %s%s", p->lock_path, strerror(errno),
+		       errno == EACCES || errno == EPERM ? " (sharnessd runs as root)" : "");
+		return SH_EXIT_FAIL;
+	}
+	if (flock(p->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			sh_log("another sharnessd holds %s; %s", p->lock_path,
+			       p->unload ? "use sharnessctl unload" : "not starting a second one");
+		else
+			sh_log("cannot lock %s: %s", p->lock_path, strerror(errno));
 		return SH_EXIT_FAIL;
 	}
 	return 0;
@@ -245,7 +257,8 @@ static int cannot_enforce(const struct sh_probe *probe)
  * enforce. */
 static int start_checks(struct sh_daemon *d, struct proc *p)
 {
-	if (sh_policy_load_dir(d->policy_dir, &p->set, &p->errs))
+	if (sh_policy_load_dir(d->policy_dir, &p->set, &p->errs) ||
+	    sh_policy_check_host(&p->set, &p->errs, NULL))
 		return policy_failed(d, p, "invalid policy in");
 	/* The cheap checks first; the real load below is the attach test. On
 	 * a failure, the full probe (with an attach) names the deepest cause. */
@@ -383,6 +396,11 @@ static void announce(struct sh_daemon *d, struct proc *p)
 	sd_notify(0, "READY=1");
 	if (p->notify_fd >= 0) {
 		tell_parent(&p->notify_fd, 0);
+		/* Detached from a terminal: what it says from now on goes to
+		 * the journal, not to whoever's terminal started it. A stderr
+		 * the starter redirected (a file, a pipe) is kept. */
+		if (isatty(STDERR_FILENO))
+			sh_log_to_syslog();
 		if (!freopen("/dev/null", "r", stdin)) {
 			/* nothing to read anyway */
 		}
@@ -477,7 +495,7 @@ static void stop(struct sh_daemon *d)
 		sh_log("stopping: programs detached");
 	else
 		sh_log("stopping: programs stay attached and pinned under %s; "
-		       "`sharnessctl unload` detaches them", d->pin_dir);
+		       "`sharnessd --unload --pin-dir %s` detaches them", d->pin_dir, d->pin_dir);
 }
 
 static void cleanup(struct sh_daemon *d, struct proc *p, int ret)

@@ -11,6 +11,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,9 +19,31 @@
 
 const char *sh_prog = "sharness";
 bool sh_verbose;
+bool sh_debug;
+
+static bool to_syslog;
+
+void sh_log_to_syslog(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	openlog(sh_prog, LOG_PID, LOG_DAEMON);
+	to_syslog = true;
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+}
 
 static void vlog(const char *fmt, va_list ap)
 {
+	if (to_syslog) {
+		vsyslog(LOG_NOTICE, fmt, ap);
+		return;
+	}
 	fprintf(stderr, "%s: ", sh_prog);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

@@ -17,9 +17,13 @@ enum sh_exit {
 };
 
 extern const char *sh_prog;   /* log prefix */
-extern bool sh_verbose;
+extern bool sh_verbose;   /* --verbose: our own debug messages */
+extern bool sh_debug;     /* --debug: also libbpf's (the verifier's log) */
 
 void sh_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* From now on sh_log and sh_dbg go to syslog (the journal), and the
+ * standard streams to /dev/null. */
+void sh_log_to_syslog(void);
 void sh_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Read a whole small file (NUL-terminated); returns bytes or -errno. */

@@ -1,0 +1,145 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# What an operator meets around the edges: unload that returns only when
+# the daemon is gone; hints that name what works; a violation while no
+# daemon runs keeps its policy's name; lock errors that say what failed; a
+# detached daemon that stays off the starter's terminal; `policy check`
+# deciding as the daemon does (directories, cgroups); option errors that
+# name themselves; messages that say which policy and what to do.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$SH_TMP/policies/top.policy" <<P
+[policy]
+name = top
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+P
+start_daemon || { fail "daemon starts"; exit 1; }
+
+# (1) unload returns once the daemon is gone: the next one starts at once.
+pid=$DAEMON_PID
+$CTL unload --force >/dev/null
+check "unload --force: exit 0" "$?" 0
+check "unload returned after the daemon exited" "$(gone "$pid" && echo gone)" gone
+DAEMON_PID=
+start_daemon
+check "a new sharnessd starts right after unload" "$?" 0
+
+# (2) The SIGTERM hint names what works without a daemon.
+stop_daemon TERM
+check_match "SIGTERM: the hint names sharnessd --unload" "$(cat "$SH_TMP/daemon.err")" \
+	"sharnessd --unload --pin-dir $PIN. detaches them"
+
+# (3) A violation while no daemon runs keeps its policy's name.
+start_daemon || { fail "daemon restarts"; exit 1; }
+F=$SH_TMP
+mkfifo "$F/cmd" "$F/ack"
+$CTL run --policy top -- /usr/bin/bash -c \
+	"while read -r x <$F/cmd; do [ \"\$x\" = quit ] && exit 0; $TRY exec \$x -u >$F/ack 2>&1; done" \
+	2>/dev/null &
+runpid=$!
+ask() { echo "$1" >"$F/cmd"; local r; read -r r <"$F/ack"; echo "$r"; }
+check "under the daemon: refused" "$(ask /usr/bin/id)" "err EPERM"
+stop_daemon KILL
+check "without a daemon: refused" "$(ask /usr/bin/whoami)" "err EPERM"
+start_daemon || { fail "daemon restarts after kill -9"; exit 1; }
+check "the refusal made while down is logged" \
+	"$(audit_wait '.hook=="exec" and .target=="/usr/bin/whoami"')" 1
+check "and keeps its policy's name" \
+	"$(audit_last '.hook=="exec" and .target=="/usr/bin/whoami"' | jq -r .policy)" top
+echo quit >"$F/cmd"
+wait $runpid
+
+# (4) A lock that cannot be opened is not "another sharnessd".
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SH_BUILD/sharnessd" \
+	--policy-dir "$SH_TMP/policies" --audit-log "$SH_TMP/nobody.jsonl" --socket "$SOCK" \
+	--pin-dir "$PIN-nobody" 2>"$SH_TMP/nobody.err"
+check "non-root sharnessd: exit 1" "$?" 1
+check_match "it says the lock file could not be opened, and why" "$(cat "$SH_TMP/nobody.err")" \
+	"cannot open the lock file .*Permission denied \(sharnessd runs as root\)"
+check "it does not claim another sharnessd" "$(grep -c 'another sharnessd' "$SH_TMP/nobody.err")" 0
+"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" --socket "$SOCK" \
+	--pin-dir "$PIN" 2>"$SH_TMP/second.err"
+check "a second root sharnessd: exit 1" "$?" 1
+check_match "it says another sharnessd holds the lock" "$(cat "$SH_TMP/second.err")" \
+	"another sharnessd holds"
+
+# (5) Detached from a terminal, the daemon writes nothing more on it.
+stop_daemon TERM
+script -qfec "$SH_BUILD/sharnessd --policy-dir $SH_TMP/policies --audit-log $AUDIT --socket $SOCK --pin-dir $PIN; sleep 600" \
+	"$SH_TMP/tty.log" >/dev/null 2>&1 &
+scriptpid=$!
+up() { $CTL status >/dev/null 2>&1; }
+wait_until up
+DAEMON_PID=$($CTL status --json | jq -r .pid)
+check_match "on the terminal: its start-up messages" "$(cat "$SH_TMP/tty.log")" "enforcing 1 policies"
+printf '[policy]\nname = broken\n[bogus]\n' >"$SH_TMP/policies/broken.policy"
+$CTL policy reload >/dev/null 2>&1
+check "a bad reload is refused" "$?" 2
+rm "$SH_TMP/policies/broken.policy"
+$CTL policy reload >/dev/null 2>&1
+check "a good reload after it" "$?" 0
+check "the reload record is in the log" "$(jq -c 'select(.event=="reload" and .result=="failed")' "$AUDIT" | wc -l)" 1
+check "nothing the detached daemon said reached the terminal" \
+	"$(grep -c 'reload of\|broken.policy' "$SH_TMP/tty.log")" 0
+kill $scriptpid 2>/dev/null
+wait $scriptpid 2>/dev/null
+
+# (6) policy check decides as the daemon does.
+out=$($CTL policy check "$SH_TMP/policies" 2>&1)
+check "policy check DIR: the directory the daemon reads" "$?" 0
+check_match "policy check DIR: lists its policy" "$out" "policy 'top' ok"
+printf '[policy]\nname = cg\ncgroup = /sys/fs/cgroup/t_operator_missing\n[exec]\nallow = /usr/bin/nothere\n' \
+	>"$SH_TMP/cg.policy"
+out=$($CTL policy check "$SH_TMP/cg.policy" 2>&1)
+check "policy check: a cgroup that does not exist is an error" "$?" 1
+check_match "policy check: says where" "$out" "cg.policy:3: cgroup /sys/fs/cgroup/t_operator_missing is not a cgroup v2 directory"
+check_match "policy check: warns of an allow for a missing file" "$out" "cg.policy:5: warning: exec allow /usr/bin/nothere"
+cp "$SH_TMP/cg.policy" "$SH_TMP/policies/"
+out=$($CTL policy reload 2>&1)
+check "reload refuses the same file (exit 2)" "$?" 2
+check_match "reload says the same" "$out" "cg.policy:3: cgroup /sys/fs/cgroup/t_operator_missing is not a cgroup v2 directory"
+rm "$SH_TMP/policies/cg.policy"
+
+# (7) Bad option values are errors; a bad option names itself.
+out=$($CTL log -n abc 2>&1)
+check "log -n abc: exit 1" "$?" 1
+check_match "log -n abc: says so" "$out" "bad -n 'abc'"
+out=$($CTL log --bogus 2>&1)
+check "log --bogus: exit 1" "$?" 1
+check_match "log --bogus: names it and points to help" "$out" "unrecognized option '--bogus'.*Try 'sharnessctl log --help'"
+check "log --bogus: no whole usage" "$(grep -c '^commands:' <<<"$out")" 0
+out=$($CTL run --help)
+check "run --help: exit 0" "$?" 0
+check_match "run --help: run's own usage" "$out" "^usage: sharnessctl run --policy NAME"
+
+# (8) Messages that say which policy, and what to do.
+out=$($CTL run --policy nosuch -- /usr/bin/true 2>&1)
+check "an unknown policy: run refused (125)" "$?" 125
+check_match "it lists the loaded policies" "$out" "no policy named 'nosuch' is loaded \(loaded: top\)"
+out=$($CTL run --policy top -- /usr/bin/id 2>&1)
+check "a refused CMD: 126" "$?" 126
+check_match "it says which policy refused it" "$out" "refused by policy 'top'"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SH_BUILD/sharnessctl" --socket "$SOCK" status 2>&1)
+check "non-root status: exit 4" "$?" 4
+check_match "non-root: told to run as root" "$out" "run sharnessctl as root"
+# Shipped policies do not log noise: an interactive shell on a terminal
+# opens /dev/tty, which a policy with write rules must name.
+ROOTDIR=$(cd "$(dirname "$0")/../.." && pwd)
+cp "$ROOTDIR/policies/agent.policy" "$ROOTDIR/policies/harness.policy" "$SH_TMP/policies/"
+sed -e 's/name = top/name = notty/' "$SH_TMP/policies/top.policy" >"$SH_TMP/policies/notty.policy"
+printf '[file]\nwrite = /tmp/\n' >>"$SH_TMP/policies/notty.policy"
+$CTL policy reload >/dev/null
+check "the shipped policies load" "$?" 0
+for pol in notty agent harness; do
+	script -qec "$SH_BUILD/sharnessctl --socket $SOCK run --policy $pol -- /usr/bin/bash -i -c true" \
+		/dev/null >/dev/null 2>&1
+	check "an interactive shell under $pol on a terminal runs" "$?" 0
+done
+check "without /dev/tty in its write rules, the shell's open of it is refused" \
+	"$(audit_wait '.policy=="notty" and .target=="/dev/tty"')" 1
+check "the shipped policies log nothing for it" \
+	"$(audit_count '(.policy=="agent" or .policy=="harness") and .target=="/dev/tty"')" 0
+check_log_valid
+exit 0

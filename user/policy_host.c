@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sharness policy files against this host: what a file can only be judged
+ * by where it is loaded. `policy check` and the daemon (at start and at
+ * every reload) run the same checks, so a file check passes is a file
+ * the daemon takes:
+ * - every `cgroup =` names an existing cgroup v2 directory shallow enough
+ *   to be tagged (an error);
+ * - an exec `allow` rule for a file that does not exist allows nothing
+ *   yet (a warning: it may be installed later).
+ */
+#include "policy_parse.h"
+#include "sharness.h"
+#include "util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+static int check_cgroup(const struct sh_policy *p, size_t i, struct sh_errors *errs)
+{
+	char qf[QBUF], qc[QBUF];
+	uint64_t id;
+	int level = 0, err = sh_cgroup_id_level(p->cgroups[i], &id, &level);
+
+	sh_policy_quote(qf, sizeof(qf), p->file);
+	sh_policy_quote(qc, sizeof(qc), p->cgroups[i]);
+	if (err == -ENOTDIR || err == -ENOENT)
+		sh_errors_add(errs, "%s:%d: cgroup %s is not a cgroup v2 directory under "
+			      "/sys/fs/cgroup (create it first)", qf, p->cgroup_lines[i], qc);
+	else if (err)
+		sh_errors_add(errs, "%s:%d: cgroup %s: %s", qf, p->cgroup_lines[i], qc,
+			      strerror(-err));
+	else if (level >= SH_MAX_CGROUP_LEVEL)
+		sh_errors_add(errs, "%s:%d: cgroup %s is %d levels deep; at most %d can be tagged",
+			      qf, p->cgroup_lines[i], qc, level, SH_MAX_CGROUP_LEVEL - 1);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs,
+			 struct sh_errors *warns)
+{
+	char qf[QBUF], qp[QBUF];
+	int rc = 0;
+
+	for (size_t k = 0; k < set->n; k++) {
+		const struct sh_policy *p = &set->pols[k];
+
+		for (size_t i = 0; i < p->ncgroups; i++)
+			if (check_cgroup(p, i, errs))
+				rc = -EINVAL;
+		for (size_t i = 0; warns && i < p->nrules; i++) {
+			const struct sh_rule *r = &p->rules[i];
+
+			if (r->kind != SH_EXEC_ALLOW || r->dir || access(r->key, F_OK) == 0)
+				continue;
+			sh_errors_add(warns, "%s:%d: warning: exec allow %s: no such file on this "
+				      "host (it allows nothing until it exists)",
+				      sh_policy_quote(qf, sizeof(qf), p->file), r->line,
+				      sh_policy_quote(qp, sizeof(qp), r->path));
+		}
+	}
+	return rc;
+}
