@@ -33,9 +33,12 @@ PKGS       = libbpf inih libsystemd
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS))
 PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS)) -lelf -lz
 
+# VERSION, and the commit it was built from where there is one.
+SH_VERSION := $(shell cat VERSION)$(shell git rev-parse --short HEAD 2>/dev/null | sed 's/^/+g/')
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude -Iuser -I$(BUILD) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+
 # BPF_PROG() expands to a ctx argument most programs do not use.
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter -Iinclude -Ivmlinux
 
@@ -74,6 +77,14 @@ $(SKEL): $(BPF_OBJ)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name sharness_bpf > $@
 
+# The version, rewritten only when it changes (a new commit, a new VERSION).
+$(BUILD)/version.h: FORCE | $(BUILD)
+	$(Q)v='#define SH_VERSION "$(SH_VERSION)"'; \
+		[ "$$(cat $@ 2>/dev/null)" = "$$v" ] || echo "$$v" >$@
+$(BUILD)/util.o: $(BUILD)/version.h
+.PHONY: FORCE
+FORCE:
+
 # User objects that include the skeleton depend on it; everything else
 # gets its header dependencies from -MMD.
 $(BUILD)/enforcer.o $(BUILD)/apply.o $(BUILD)/probe.o: $(SKEL)
@@ -105,7 +116,7 @@ $(BUILD)/tests/vm/%: tests/vm/%.c | $(BUILD)/tests/vm
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iinclude -Iuser $(WARN)
+		-Iinclude -Iuser -I$(BUILD) $(WARN)
 FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
 		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c
 FUZZ_SRCS_control := user/control.c user/util.c
@@ -114,7 +125,7 @@ FUZZ_SRCS_json    := user/json.c
 $(BUILD)/fuzz:
 	$(Q)mkdir -p $@
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c user/*.h user/*.c | $(BUILD)/fuzz
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c user/*.h user/*.c $(BUILD)/version.h | $(BUILD)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) $(shell $(PKG_CONFIG) --libs inih) -o $@
 

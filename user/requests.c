@@ -31,6 +31,7 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_json_begin(&b);
 	sh_json_str_field(&b, "state", (const uint8_t *)"enforcing", 9);
 	sh_json_uint_field(&b, "pid", getpid());
+	sh_json_str_field(&b, "version", (const uint8_t *)sh_version, strlen(sh_version));
 	sh_json_uint_field(&b, "policies", sh_enforcer_policies(d->enf)->n);
 	sh_json_uint_field(&b, "tagged", ntags);
 	for (unsigned h = 1; h < SH_HOOK_MAX; h++) {
@@ -64,7 +65,8 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	size_t ntags;
 	const struct sh_tag_entry *tags = sh_enforcer_tags(d->enf, &ntags);
 
-	sh_ctl_reply(fd, 'O', "sharnessd %d: enforcing, programs attached\n", getpid());
+	sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached\n", sh_version,
+		     getpid());
 	sh_ctl_reply(fd, 'O', "policy dir: %s  audit log: %s\n", d->policy_dir, d->audit_path);
 	sh_ctl_reply(fd, 'O', "policies: %zu\n", set->n);
 	for (size_t i = 0; i < set->n; i++)

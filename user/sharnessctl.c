@@ -274,7 +274,8 @@ static const struct ctl_cmd {
 
 void ctl_usage(FILE *f)
 {
-	fprintf(f, "usage: sharnessctl [--socket PATH] [--verbose] [--debug] COMMAND\ncommands:\n");
+	fprintf(f, "usage: sharnessctl [--socket PATH] [--verbose] [--debug] [--version] COMMAND\n"
+		"commands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strlen(cmds[i].synopsis) < SYNOPSIS_WIDTH)
 			fprintf(f, "  %-*s%s\n", SYNOPSIS_WIDTH, cmds[i].synopsis, cmds[i].help);
@@ -314,6 +315,7 @@ static int main_opt(int opt, const char *arg, void *ctx)
 	case 'v': sh_verbose = true; break;
 	case 'D': sh_verbose = sh_debug = true; break;
 	case 'h': ctl_usage(stdout); return MAIN_HELP;
+	case 'V': printf("sharnessctl %s\n", sh_version); return MAIN_HELP;
 	}
 	return 0;
 }
@@ -326,12 +328,13 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, 0, 'v' },
 		{ "debug", no_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ 0 }
 	};
 	int ret;
 
 	sh_prog = "sharnessctl";
-	ret = ctl_getopt(argc, argv, "+s:P:vDh", opts, main_opt, NULL);
+	ret = ctl_getopt(argc, argv, "+s:P:vDhV", opts, main_opt, NULL);
 	if (ret)
 		return ret == MAIN_HELP ? 0 : SH_EXIT_FAIL;
 	sh_libbpf_quiet();

@@ -55,7 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sharnessd [--policy-dir DIR] [--audit-log FILE] [--socket PATH]\n"
-		"                 [--pin-dir DIR] [--foreground] [--verbose] [--debug]\n"
+		"                 [--pin-dir DIR] [--foreground] [--verbose] [--debug] [--version]\n"
 		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
 		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
@@ -178,13 +178,14 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		{ "verbose", no_argument, 0, 'v' },
 		{ "debug", no_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' },
+		{ "version", no_argument, 0, 'V' },
 		{ "unload", no_argument, 0, 'U' },
 		{ "force", no_argument, 0, 'F' },
 		{ 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:a:s:P:fvDh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:a:s:P:fvDhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': d->policy_dir = optarg; break;
 		case 'a': d->audit_path = optarg; break;
@@ -196,6 +197,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		case 'U': p->unload = true; break;
 		case 'F': p->force = true; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("sharnessd %s\n", sh_version); return 0;
 		default: usage(stderr); return SH_EXIT_FAIL;
 		}
 	}
@@ -382,6 +384,7 @@ static void announce(struct sh_daemon *d, struct proc *p)
 	d->next_run = (uint32_t)(sh_now_ns(CLOCK_REALTIME) / 1000000000ull) % 1000000 * 100;
 	sh_audit_begin_meta(&d->buf, "daemon-start");
 	sh_json_uint_field(&d->buf, "pid", getpid());
+	sh_rec_str(d, "version", sh_version);
 	sh_json_uint_field(&d->buf, "adopted", sh_enforcer_adopted(d->enf));
 	sh_rec_str(d, "kernel", p->probe.kernel);
 	sh_json_uint_field(&d->buf, "policies", sh_enforcer_policies(d->enf)->n);

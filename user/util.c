@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "version.h"
 
 const char *sh_prog = "sharness";
+const char sh_version[] = SH_VERSION;
 bool sh_verbose;
 bool sh_debug;
 

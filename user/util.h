@@ -17,6 +17,7 @@ enum sh_exit {
 };
 
 extern const char *sh_prog;   /* log prefix */
+extern const char sh_version[];   /* "0.9.0+gabc1234": VERSION and the commit */
 extern bool sh_verbose;   /* --verbose: our own debug messages */
 extern bool sh_debug;     /* --debug: also libbpf's (the verifier's log) */
 

@@ -124,6 +124,14 @@ check_match "it says which policy refused it" "$out" "refused by policy 'top'"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SH_BUILD/sharnessctl" --socket "$SOCK" status 2>&1)
 check "non-root status: exit 4" "$?" 4
 check_match "non-root: told to run as root" "$out" "run sharnessctl as root"
+# Versions: both binaries, status and the daemon-start record agree.
+v=$("$SH_BUILD/sharnessd" --version)
+check_match "sharnessd --version" "$v" '^sharnessd [0-9]+\.[0-9]+\.[0-9]+'
+check "sharnessctl --version is the same build" "$($CTL --version | cut -d' ' -f2)" "${v#sharnessd }"
+check "status --json carries it" "$($CTL status --json | jq -r .version)" "${v#sharnessd }"
+check "the daemon-start record carries it" \
+	"$(jq -r 'select(.event=="daemon-start") | .version' "$AUDIT" | tail -1)" "${v#sharnessd }"
+
 # Shipped policies do not log noise: an interactive shell on a terminal
 # opens /dev/tty, which a policy with write rules must name.
 ROOTDIR=$(cd "$(dirname "$0")/../.." && pwd)
