@@ -10,6 +10,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,36 +26,98 @@
 
 struct log_opts {
 	bool follow, json;
-	const char *policy;
+	const char *policy, *run, *hook, *action;
+	char since[40], until[40];   /* record times, as the log writes them */
 	long last;
 	const char *file;
 };
 
-/* Does the record pass --policy? (Lines that are not JSON are shown, and
+static bool field_is(const struct sh_jobj *obj, const char *key, const char *want)
+{
+	const char *v;
+
+	if (!want)
+		return true;
+	v = sh_jobj_get(obj, key);
+	return v && strcmp(v, want) == 0;
+}
+
+/* Does the record pass the filters? Times compare as text: the log
+ * writes every one in the same fixed-width UTC form. */
+static bool passes(const struct log_opts *o, const struct sh_jobj *obj)
+{
+	const char *t = sh_jobj_get(obj, "time");
+
+	return field_is(obj, "policy", o->policy) && field_is(obj, "run", o->run) &&
+	       field_is(obj, "hook", o->hook) && field_is(obj, "action", o->action) &&
+	       (!o->since[0] || (t && strcmp(t, o->since) >= 0)) &&
+	       (!o->until[0] || (t && strcmp(t, o->until) < 0));
+}
+
+/* The same on a raw line. (Lines that are not JSON are shown, and
  * reported, by show_line.) */
 static bool wanted(const struct log_opts *o, const char *line, size_t len)
 {
 	struct sh_jobj obj = {};
-	const char *pol;
 	bool ok;
 
-	if (!o->policy || sh_json_parse_flat(line, len, &obj) < 0)
+	if (sh_json_parse_flat(line, len, &obj) < 0)
 		return true;
-	pol = sh_jobj_get(&obj, "policy");
-	ok = pol && strcmp(pol, o->policy) == 0;
+	ok = passes(o, &obj);
 	sh_jobj_free(&obj);
 	return ok;
 }
 
-/* A violation on one line: time, policy, action, hook, comm[pid], target
- * and the reason if any. */
+/*
+ * --since/--until: "2026-11-30", "2026-11-30T10:05[:07]" (UTC, a space
+ * for the T also), "now", or a time ago: "90s", "10m", "2h", "3d". Into
+ * the log's own time form; false if s is none of these.
+ */
+static bool parse_when(const char *s, char *out, size_t n)
+{
+	static const char *const forms[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
+					     "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+	uint64_t now = sh_now_ns(CLOCK_REALTIME);
+	char *end;
+	long v;
+
+	if (!strcmp(s, "now")) {
+		sh_fmt_time(out, n, now);
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct tm tm = { 0 };
+		const char *e = strptime(s, forms[i], &tm);
+
+		if (e && !*e) {
+			sh_fmt_time(out, n, (uint64_t)timegm(&tm) * 1000000000ull);
+			return true;
+		}
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || v < 0 || !end[0] || end[1] || !strchr("smhd", end[0]))
+		return false;
+	v *= end[0] == 's' ? 1 : end[0] == 'm' ? 60 : end[0] == 'h' ? 3600 : 86400;
+	sh_fmt_time(out, n, now - (uint64_t)v * 1000000000ull);
+	return true;
+}
+
+/* A violation on one line: time, policy, action, hook (and the operation
+ * where it says more, with "write" for a write), comm[pid], target and the
+ * reason if any. */
 static void show_violation(const struct sh_jobj *obj, const char *pol)
 {
 	const char *comm = sh_jobj_get(obj, "comm"), *pid = sh_jobj_get(obj, "pid");
-	const char *reason = sh_jobj_get(obj, "reason");
+	const char *reason = sh_jobj_get(obj, "reason"), *hook = sh_jobj_get(obj, "hook");
+	const char *op = sh_jobj_get(obj, "op"), *access = sh_jobj_get(obj, "access");
+	char what[96];
 
+	snprintf(what, sizeof(what), "%s%s%s%s", hook ? hook : "?",
+		 op && hook && strcmp(op, hook) ? "/" : "", op && hook && strcmp(op, hook) ? op : "",
+		 access && !strcmp(access, "write") ? " write" : "");
 	printf("%s %s %s %s %s[%s] %s%s%s%s\n", sh_jobj_get(obj, "time"),
-	       pol ? pol : "?", sh_jobj_get(obj, "action"), sh_jobj_get(obj, "hook"),
+	       pol ? pol : "?", sh_jobj_get(obj, "action"), what,
 	       comm ? comm : "?", pid ? pid : "?", sh_jobj_get(obj, "target"),
 	       reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
 }
@@ -78,7 +142,7 @@ static void show_line(const struct log_opts *o, const char *line, size_t len)
 		return;
 	}
 	pol = sh_jobj_get(&obj, "policy");
-	if (o->policy && (!pol || strcmp(pol, o->policy) != 0))
+	if (!passes(o, &obj))
 		goto out;
 	if (o->json) {
 		fwrite(line, 1, len, stdout);
@@ -208,6 +272,24 @@ static int log_opt(int opt, const char *arg, void *ctx)
 		break;
 	}
 	case 'F': o->file = arg; break;
+	case 'r': o->run = arg; break;
+	case 'H': o->hook = arg; break;
+	case 'a':
+		if (strcmp(arg, "deny") && strcmp(arg, "audit")) {
+			fprintf(stderr, "sharnessctl: bad --action '%s' (want deny or audit)\n", arg);
+			return 1;
+		}
+		o->action = arg;
+		break;
+	case 'S':
+	case 'U':
+		if (!parse_when(arg, opt == 'S' ? o->since : o->until, sizeof(o->since))) {
+			fprintf(stderr, "sharnessctl: bad --%s '%s' (want 2026-11-30, "
+				"2026-11-30T10:05, now, or 90s, 10m, 2h, 3d ago)\n",
+				opt == 'S' ? "since" : "until", arg);
+			return 1;
+		}
+		break;
 	}
 	return 0;
 }
@@ -242,6 +324,11 @@ int ctl_log(int argc, char **argv)
 		{ "policy", required_argument, 0, 'p' },
 		{ "lines", required_argument, 0, 'n' },
 		{ "file", required_argument, 0, 'F' },
+		{ "run", required_argument, 0, 'r' },
+		{ "hook", required_argument, 0, 'H' },
+		{ "action", required_argument, 0, 'a' },
+		{ "since", required_argument, 0, 'S' },
+		{ "until", required_argument, 0, 'U' },
 		{ 0 }
 	};
 	struct log_opts o = { .last = -1 };
@@ -250,7 +337,7 @@ int ctl_log(int argc, char **argv)
 	int ret = 0;
 	FILE *f;
 
-	if (ctl_getopt(argc, argv, "fjp:n:F:", opts, log_opt, &o))
+	if (ctl_getopt(argc, argv, "fjp:n:F:r:H:a:S:U:", opts, log_opt, &o))
 		return SH_EXIT_FAIL;
 	f = log_open(&o, &path);
 	if (!f) {

@@ -253,14 +253,14 @@ int sh_run_end(struct sh_daemon *d, int fd, int argc, char **argv)
 	sh_audit_begin_meta(&d->buf, "run-end");
 	sh_json_uint_field(&d->buf, "run", id);
 	sh_rec_str(d, "cgroup", path);
-	rec_usage(d, path);
-	rmdir(path);
 	sh_rec_str(d, "status", argv[2]);
 	sh_json_uint_field(&d->buf, "killed", strtoul(argv[3], NULL, 10));
 	rc = run_find(d, id, false);
 	sh_json_uint_field(&d->buf, "denials", rc ? rc->denials : 0);
 	if (rc)
 		*rc = d->runs[--d->nruns];
+	rec_usage(d, path);
+	rmdir(path);
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	return 0;

@@ -264,7 +264,8 @@ static const struct ctl_cmd {
 	  "      [--memory-max SIZE] [--memory-swap-max SIZE] [--cpu-max PCT%] [--io-weight N]\n"
 	  "      -- CMD [ARG...]",
 	  "run CMD in a fresh tagged cgroup, kill what is left when it ends" },
-	{ "log", ctl_log, "log [-f] [--json] [--policy NAME] [-n N] [--file PATH]",
+	{ "log", ctl_log, "log [-f] [--json] [--policy NAME] [--run ID] [--hook HOOK]\n"
+	  "      [--action deny|audit] [--since WHEN] [--until WHEN] [-n N] [--file PATH]",
 	  "show the audit log (follow with -f)" },
 	{ "unload", cmd_unload, "unload [--force]",
 	  "detach the programs (refused while cgroups are tagged)" },

@@ -155,7 +155,7 @@ check "log -n 2: two lines" "${#L[@]}" 2
 check_match "log -n 2: the denial, readable" "${L[0]}" \
 	'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z tc deny exec try\[[0-9]+\] /usr/bin/id \(not allowed\)$'
 check_match "log -n 2: then the end of the run, readable" "${L[1]:-}" \
-	'^[0-9T:.Z-]+ -- run-end run=[0-9]+ cgroup=/sys/fs/cgroup/sharness/run-[0-9]+ status=exit:1 killed=0 denials=[0-9]+$'
+	'^[0-9T:.Z-]+ -- run-end run=[0-9]+ cgroup=/sys/fs/cgroup/sharness/run-[0-9]+ status=exit:1 killed=0 denials=[0-9]+( [a-z_]+=[0-9]+)*$'
 
 $CTL run --policy tc2 -- "$VMB/try" exec /usr/bin/true >/dev/null 2>&1
 check "tc2 refuses true (try exits 1)" "$?" 1

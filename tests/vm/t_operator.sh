@@ -124,6 +124,19 @@ check_match "it says which policy refused it" "$out" "refused by policy 'top'"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SH_BUILD/sharnessctl" --socket "$SOCK" status 2>&1)
 check "non-root status: exit 4" "$?" 4
 check_match "non-root: told to run as root" "$out" "run sharnessctl as root"
+# Log queries: by run, hook, action and time.
+rid=$(jq -r 'select(.event=="run-start") | .run' "$AUDIT" | tail -1)
+out=$($CTL log --json --run "$rid")
+check "log --run: only that run's records" "$(jq -r .run <<<"$out" | sort -u)" "$rid"
+check_match "log --run: its start and end" "$(jq -r .event <<<"$out" | tr '\n' ' ')" "run-start .*run-end"
+check "log --hook exec --action deny: only those" \
+	"$($CTL log --json --hook exec --action deny | jq -r '"\(.hook) \(.action)"' | sort -u)" "exec deny"
+check "log --since now: nothing older" "$($CTL log --since now | grep -c .)" 0
+check_match "log --since 1h: this test's records" "$($CTL log --since 1h | grep -c .)" '^[1-9][0-9]*$'
+check "log --until 2000-01-01: nothing" "$($CTL log --until 2000-01-01 | grep -c .)" 0
+$CTL log --since yesterdayish >/dev/null 2>&1
+check "log --since with a bad time: exit 1" "$?" 1
+
 # Versions: both binaries, status and the daemon-start record agree.
 v=$("$SH_BUILD/sharnessd" --version)
 check_match "sharnessd --version" "$v" '^sharnessd [0-9]+\.[0-9]+\.[0-9]+'
