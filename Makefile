@@ -63,7 +63,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 VMT_SRCS   := $(wildcard tests/vm/*.c)
 VMT_BINS   := $(VMT_SRCS:tests/vm/%.c=$(BUILD)/tests/vm/%)
 
-.PHONY: all setup test unit layout vmtest demo install clean vmlinux fuzz
+.PHONY: all setup test unit layout unit-security vmtest demo install clean vmlinux fuzz
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
@@ -180,6 +180,7 @@ vmtest: all $(VMT_BINS) $(PREV)/sharnessd
 test: setup
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory layout
+	$(Q)$(MAKE) --no-print-directory unit-security
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest
@@ -191,15 +192,33 @@ demo: setup
 vmlinux:
 	$(Q)tools/gen-vmlinux $(VMLINUX_BTF)
 
-install: all
+SERVICE_SED = -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' \
+	      -e 's|@DOCDIR@|$(PREFIX)/share/doc/sharness|g'
+
+$(BUILD)/sharnessd.service: tools/sharnessd.service.in | $(BUILD)
+	$(Q)sed $(SERVICE_SED) $< >$@
+
+install: all $(BUILD)/sharnessd.service
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)/etc/sharness/policies $(DESTDIR)$(PREFIX)/lib/systemd/system \
-		$(DESTDIR)$(PREFIX)/share/sharness/policies
+		$(DESTDIR)$(PREFIX)/share/sharness/policies $(DESTDIR)$(PREFIX)/share/doc/sharness
 	$(Q)install -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(PREFIX)/sbin/sharnessd
 	$(Q)install -m 0755 $(BUILD)/sharnessctl $(DESTDIR)$(PREFIX)/bin/sharnessctl
 	$(Q)install -m 0644 policies/*.policy $(DESTDIR)$(PREFIX)/share/sharness/policies/
-	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' tools/sharnessd.service.in > $(DESTDIR)$(PREFIX)/lib/systemd/system/sharnessd.service
+	$(Q)install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/sharness/README.md
+	$(Q)install -m 0644 $(BUILD)/sharnessd.service \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/sharnessd.service
+
+# The unit's exposure as systemd rates it: at most 5.0 (where the tool is).
+unit-security: $(BUILD)/sharnessd.service
+	$(Q)if ! command -v systemd-analyze >/dev/null; then \
+		echo "  SKIP      unit-security: systemd-analyze not found"; exit 0; fi; \
+	systemd-analyze security --offline=yes $< >$(BUILD)/unit-security.txt 2>&1 || true; \
+	score=$$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' $(BUILD)/unit-security.txt); \
+	echo "  UNIT-SEC  sharnessd.service exposure $${score:-?} (at most 5.0)"; \
+	[ -n "$$score" ] && awk -v s="$$score" 'BEGIN { exit !(s <= 5.0) }' || \
+		{ cat $(BUILD)/unit-security.txt; exit 1; }
 
 clean:
 	$(call msg,CLEAN,$(BUILD))

@@ -145,6 +145,24 @@ check "status --json carries it" "$($CTL status --json | jq -r .version)" "${v#s
 check "the daemon-start record carries it" \
 	"$(jq -r 'select(.event=="daemon-start") | .version' "$AUDIT" | tail -1)" "${v#sharnessd }"
 
+# The unit's capability bounding set is enough to enforce: a daemon
+# holding only those capabilities starts, and a tree under it is held.
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$(cd "$(dirname "$0")/../.." && pwd)/tools/sharnessd.service.in" |
+	tr 'A-Z' 'a-z' | sed -e 's/cap_/+/g' -e 's/ /,/g')
+stop_daemon TERM
+setpriv --bounding-set="-all,$caps" "$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" \
+	--audit-log "$AUDIT" --socket "$SOCK" --pin-dir "$PIN" 2>>"$SH_TMP/daemon.err"
+check "with only the unit's capabilities ($caps): sharnessd starts" "$?" 0
+DAEMON_PID=$($CTL status --json | jq -r .pid)
+# CAP_BPF 39, CAP_PERFMON 38, CAP_MAC_ADMIN 33, CAP_SYS_RESOURCE 24,
+# CAP_SYS_ADMIN 21, CAP_DAC_READ_SEARCH 2.
+check "its capabilities are the unit's bounding set" \
+	"$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/$DAEMON_PID/status)" 000000c201200004
+try_in_tree top exec /usr/bin/id
+check "with only the unit's capabilities: a tree is held" "$OUT" "err EPERM"
+run_in_tree top /usr/bin/bash -c true
+check "with only the unit's capabilities: a run works" "$RC" 0
+
 # Shipped policies do not log noise: an interactive shell on a terminal
 # opens /dev/tty, which a policy with write rules must name.
 ROOTDIR=$(cd "$(dirname "$0")/../.." && pwd)
