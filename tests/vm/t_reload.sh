@@ -241,7 +241,7 @@ printf '[policy]\nname = r3\ncgroup = %s\n[exec]\nallow = /usr/bin/bash\nallow =
 	"$X" "$VMB" >"$P/r3.policy"
 out=$($CTL policy reload 2>&1)
 check "cgroup line naming a missing cgroup: reload refused" "$?" 2
-check_match "missing cgroup: FILE:LINE" "$out" "$P/r3.policy:3: cgroup $X: No such file"
+check_match "missing cgroup: FILE:LINE" "$out" "$P/r3.policy:3: cgroup $X is not a cgroup v2 directory"
 mkdir "$X"
 out=$($CTL policy reload 2>&1)
 check "cgroup line naming an existing cgroup: reload ok" "$?" 0
