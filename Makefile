@@ -54,7 +54,7 @@ LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c
 LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
 COMMON_OBJS := $(LIB_OBJS) $(LOADER_SRCS:user/%.c=$(BUILD)/%.o)
 D_SRCS   := user/sharnessd.c user/records.c user/requests.c user/runs.c user/protect.c \
-	    user/ratelimit.c
+	    user/ratelimit.c user/metrics.c
 D_OBJS   := $(D_SRCS:user/%.c=$(BUILD)/%.o) $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(COMMON_OBJS)
 

@@ -14,6 +14,7 @@
 #include "audit.h"
 #include "enforcer.h"
 #include "json.h"
+#include "metrics.h"
 #include "ratelimit.h"
 
 /* Violations seen in one live run, reported in its run-end record. */
@@ -37,6 +38,7 @@ struct sh_daemon {
 	unsigned batch;                 /* events in this ring-buffer pass */
 	struct sh_run_count *runs;
 	size_t nruns;
+	struct sh_metrics metrics;
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any

@@ -65,6 +65,8 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 
 	if (cg && run_id)
 		sh_run_count_denial(d, run_id);
+	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",
+			 ev->hook, ev->action);
 	if (sh_rl_admit(&d->rl, ev)) {
 		sh_audit_format_event(&d->buf, ev,
 				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),

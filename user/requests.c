@@ -23,6 +23,7 @@
 
 static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 {
+	char dg[17];
 	struct sh_buf b;
 	size_t ntags;
 
@@ -32,6 +33,7 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_json_str_field(&b, "state", (const uint8_t *)"enforcing", 9);
 	sh_json_uint_field(&b, "pid", getpid());
 	sh_json_str_field(&b, "version", (const uint8_t *)sh_version, strlen(sh_version));
+	sh_json_str_field(&b, "policy_digest", (const uint8_t *)sh_metrics_digest(d, dg), 16);
 	sh_json_uint_field(&b, "policies", sh_enforcer_policies(d->enf)->n);
 	sh_json_uint_field(&b, "tagged", ntags);
 	for (unsigned h = 1; h < SH_HOOK_MAX; h++) {
@@ -61,6 +63,7 @@ static void status_counts(int fd, const uint64_t *c, unsigned what)
 
 static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 {
+	char dg[17];
 	const struct sh_policy_set *set = sh_enforcer_policies(d->enf);
 	size_t ntags;
 	const struct sh_tag_entry *tags = sh_enforcer_tags(d->enf, &ntags);
@@ -68,6 +71,7 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached\n", sh_version,
 		     getpid());
 	sh_ctl_reply(fd, 'O', "policy dir: %s  audit log: %s\n", d->policy_dir, d->audit_path);
+	sh_ctl_reply(fd, 'O', "policy digest: %s\n", sh_metrics_digest(d, dg));
 	sh_ctl_reply(fd, 'O', "policies: %zu\n", set->n);
 	for (size_t i = 0; i < set->n; i++)
 		sh_ctl_reply(fd, 'O', "  %-20s %s  (%s)\n", set->pols[i].name,
@@ -94,10 +98,25 @@ static int req_status(struct sh_daemon *d, int fd, int argc, char **argv)
 	uint64_t c[SH_CNT_MAX];
 
 	sh_enforcer_counters(d->enf, c);
-	if (argc > 1 && strcmp(argv[1], "json") == 0)
+	if (argc > 1 && strcmp(argv[1], "json") == 0) {
 		status_json(d, fd, c);
-	else
+	} else if (argc > 1 && strcmp(argv[1], "prometheus") == 0) {
+		struct sh_buf b;
+
+		sh_buf_init(&b);
+		sh_metrics_format(d, &b);
+		sh_buf_write(&b, "", 1);
+		/* A line per message: each is far below a message's size. */
+		for (char *l = b.p, *e; l && *l; l = e + 1) {
+			e = strchr(l, '\n');
+			if (!e)
+				break;
+			sh_ctl_reply(fd, 'O', "%.*s\n", (int)(e - l), l);
+		}
+		sh_buf_free(&b);
+	} else {
 		status_text(d, fd, c);
+	}
 	return 0;
 }
 

@@ -171,13 +171,17 @@ static int cmd_status(int argc, char **argv)
 {
 	const char *req[] = { "status", "json" };
 	bool json = argc > 1 && strcmp(argv[1], "--json") == 0;
+	bool prom = argc > 1 && strcmp(argv[1], "--prometheus") == 0;
 	int ret;
 
-	if (argc > 2 || (argc == 2 && !json)) {
-		ctl_usage(stderr);
+	if (argc > 2 || (argc == 2 && !json && !prom)) {
+		fprintf(stderr, "sharnessctl: status takes --json or --prometheus\n"
+			"Try 'sharnessctl status --help'.\n");
 		return SH_EXIT_FAIL;
 	}
-	ret = sh_ctl_call(ctl_sock_path, json ? 2 : 1, req, stdout, stderr);
+	if (prom)
+		req[1] = "prometheus";
+	ret = sh_ctl_call(ctl_sock_path, argc > 1 ? 2 : 1, req, stdout, stderr);
 	if (ret >= 0)
 		return ret;
 	/* EACCES and the like: a daemon may be there; say why, exit 4. */
@@ -256,7 +260,8 @@ static const struct ctl_cmd {
 	  "validate policy files, no daemon needed (exit 1 on errors)" },
 	{ "policy", cmd_policy, "policy reload",
 	  "the daemon re-reads its policy directory atomically" },
-	{ "status", cmd_status, "status [--json]", "what the daemon enforces, tags and counters" },
+	{ "status", cmd_status, "status [--json|--prometheus]",
+	  "what the daemon enforces, tags and counters" },
 	{ "tag", cmd_tag, "tag CGROUP POLICY", "tag an existing cgroup" },
 	{ "untag", cmd_tag, "untag CGROUP", "untag it" },
 	{ "run", ctl_run,

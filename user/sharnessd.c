@@ -56,6 +56,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: sharnessd [--policy-dir DIR] [--audit-log FILE] [--socket PATH]\n"
 		"                 [--pin-dir DIR] [--foreground] [--verbose] [--debug] [--version]\n"
+		"                 [--metrics-file PATH]  (Prometheus text, for node_exporter)\n"
 		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
 		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
@@ -99,6 +100,7 @@ int sh_daemon_reload(struct sh_daemon *d, int fd)
 			sh_ctl_reply(fd, 'E', "reload failed: the previous policy stays in force\n");
 		sh_log("reload of %s failed; the previous policy stays in force", d->policy_dir);
 	} else {
+		d->metrics.dirty = true;
 		sh_protect_own_files(d);   /* the new set's files; logged if it fails */
 		if (fd >= 0)
 			sh_ctl_reply(fd, 'O', "reloaded %zu policies from %s\n",
@@ -179,13 +181,14 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		{ "debug", no_argument, 0, 'D' },
 		{ "help", no_argument, 0, 'h' },
 		{ "version", no_argument, 0, 'V' },
+		{ "metrics-file", required_argument, 0, 'M' },
 		{ "unload", no_argument, 0, 'U' },
 		{ "force", no_argument, 0, 'F' },
 		{ 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "p:a:s:P:fvDhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:a:s:P:fvDhVM:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': d->policy_dir = optarg; break;
 		case 'a': d->audit_path = optarg; break;
@@ -198,6 +201,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		case 'F': p->force = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("sharnessd %s\n", sh_version); return 0;
+		case 'M': d->metrics.file = optarg; break;
 		default: usage(stderr); return SH_EXIT_FAIL;
 		}
 	}
@@ -396,6 +400,7 @@ static void announce(struct sh_daemon *d, struct proc *p)
 	/* Events queued while no daemon was reading. */
 	sh_enforcer_consume(d->enf);
 	sh_rec_dropped(d);
+	sh_metrics_write(d, true);
 	sd_notify(0, "READY=1");
 	if (p->notify_fd >= 0) {
 		tell_parent(&p->notify_fd, 0);
@@ -476,6 +481,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 		}
 		sh_rec_dropped(d);
 		sh_rl_flush_old(&d->rl);
+		sh_metrics_write(d, false);
 	}
 }
 
@@ -488,6 +494,7 @@ static void stop(struct sh_daemon *d)
 	sh_enforcer_consume(d->enf);
 	sh_rec_dropped(d);
 	sh_rl_flush_all(&d->rl);
+	sh_metrics_write(d, true);
 	sh_audit_begin_meta(&d->buf, "daemon-stop");
 	sh_json_uint_field(&d->buf, "pid", getpid());
 	sh_rec_str(d, "enforcement", d->unloading ? "unloaded" : "continues");

@@ -163,6 +163,28 @@ check "with only the unit's capabilities: a tree is held" "$OUT" "err EPERM"
 run_in_tree top /usr/bin/bash -c true
 check "with only the unit's capabilities: a run works" "$RC" 0
 
+# Metrics for fleets: Prometheus text from status and in a textfile.
+out=$($CTL status --prometheus)
+check "status --prometheus: exit 0" "$?" 0
+check "every sample line is well formed" \
+	"$(grep -v '^#' <<<"$out" | grep -cvE '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+$')" 0
+check "it carries the version and the policy digest" "$(grep -cF \
+	"sharness_info{version=\"${v#sharnessd }\",policy_digest=\"$($CTL status --json | jq -r .policy_digest)\"} 1" <<<"$out")" 1
+check_match "it counts the kernel's refusals by hook" "$out" \
+	'sharness_kernel_violations_total\{hook="exec",action="deny"\} [1-9]'
+check_match "it counts what the daemon read by policy" "$out" \
+	'sharness_violations_total\{policy="top",hook="exec",action="deny"\} [1-9]'
+check_match "programs attached" "$out" 'sharness_programs_attached [1-9][0-9]*'
+stop_daemon TERM
+start_daemon --metrics-file "$SH_TMP/sharness.prom" || fail "daemon starts with --metrics-file"
+check_match "--metrics-file: written at start" "$(cat "$SH_TMP/sharness.prom" 2>/dev/null)" "sharness_tagged_trees"
+n0=$($CTL status --prometheus | sed -n 's/^sharness_kernel_violations_total{hook="exec",action="deny"} //p')
+try_in_tree top exec /usr/bin/id
+more_in_file() { grep -q "^sharness_kernel_violations_total{hook=\"exec\",action=\"deny\"} $((n0 + 1))\$" "$SH_TMP/sharness.prom"; }
+wait_until more_in_file
+check "--metrics-file: rewritten after a denial" "$?" 0
+check "--metrics-file: no temporary file left" "$(ls "$SH_TMP"/sharness.prom.tmp 2>/dev/null | wc -l)" 0
+
 # Shipped policies do not log noise: an interactive shell on a terminal
 # opens /dev/tty, which a policy with write rules must name.
 ROOTDIR=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Metrics (metrics.h): counters the daemon keeps and the kernel's own,
+ * written as Prometheus text.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "metrics.h"
+#include "names.h"
+#include "pin.h"
+#include "util.h"
+
+void sh_metrics_count(struct sh_metrics *m, const char *policy, unsigned hook, unsigned action)
+{
+	struct sh_metric_count *c;
+
+	m->dirty = true;
+	for (size_t i = 0; i < m->n; i++) {
+		c = &m->v[i];
+		if (c->hook == hook && c->action == action && !strcmp(c->policy, policy)) {
+			c->n++;
+			return;
+		}
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 32;
+
+		c = realloc(m->v, cap * sizeof(*c));
+		if (!c)
+			return;   /* the kernel's per-hook counts still hold */
+		m->v = c;
+		m->cap = cap;
+	}
+	c = &m->v[m->n++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->policy, sizeof(c->policy), "%s", policy);
+	c->hook = (uint8_t)hook;
+	c->action = (uint8_t)action;
+	c->n = 1;
+}
+
+void sh_metrics_free(struct sh_metrics *m)
+{
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+const char *sh_metrics_digest(struct sh_daemon *d, char out[17])
+{
+	const struct sh_policy_set *set = sh_enforcer_policies(d->enf);
+	uint64_t h = 1469598103934665603ull;
+	char buf[4096];
+
+	for (size_t i = 0; i < set->n; i++) {
+		const char *base = strrchr(set->pols[i].file, '/');
+		int fd = open(set->pols[i].file, O_RDONLY | O_CLOEXEC);
+		ssize_t r;
+
+		base = base ? base + 1 : set->pols[i].file;
+		h = fnv(h, base, strlen(base) + 1);
+		while (fd >= 0 && (r = read(fd, buf, sizeof(buf))) > 0)
+			h = fnv(h, buf, (size_t)r);
+		if (fd >= 0)
+			close(fd);
+	}
+	snprintf(out, 17, "%016" PRIx64, h);
+	return out;
+}
+
+static void line(struct sh_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(struct sh_buf *b, const char *fmt, ...)
+{
+	char s[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(s, sizeof(s), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sh_buf_write(b, s, (size_t)n < sizeof(s) ? (size_t)n : sizeof(s) - 1);
+}
+
+static void help(struct sh_buf *b, const char *name, const char *type, const char *text)
+{
+	line(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+}
+
+static void kernel_counts(struct sh_buf *b, const uint64_t *c)
+{
+	static const char *const what[] = { "deny", "audit" };
+
+	help(b, "sharness_kernel_violations_total", "counter",
+	     "Refusals (deny) and would-be refusals (audit) counted in the kernel, by hook.");
+	for (unsigned w = 0; w < 2; w++)
+		for (unsigned h = 1; h < SH_HOOK_MAX; h++)
+			line(b, "sharness_kernel_violations_total{hook=\"%s\",action=\"%s\"} %" PRIu64 "\n",
+			     sh_hook_name(h), what[w], c[SH_CNT_HOOK(h, w ? SH_CNT_AUDIT : SH_CNT_DENY)]);
+}
+
+void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
+{
+	struct sh_metrics *m = &d->metrics;
+	uint64_t c[SH_CNT_MAX];
+	unsigned links = 0, tags = 0;
+	size_t ntags;
+	char dg[17];
+
+	sh_enforcer_counters(d->enf, c);
+	sh_enforcer_tags(d->enf, &ntags);
+	sh_pin_state(d->pin_dir, &links, &tags);
+	help(b, "sharness_info", "gauge", "The daemon's version and the digest of its policy set.");
+	line(b, "sharness_info{version=\"%s\",policy_digest=\"%s\"} 1\n", sh_version,
+	     sh_metrics_digest(d, dg));
+	help(b, "sharness_violations_total", "counter",
+	     "Violations the daemon read, by policy, hook and action.");
+	for (size_t i = 0; i < m->n; i++)
+		line(b, "sharness_violations_total{policy=\"%s\",hook=\"%s\",action=\"%s\"} %" PRIu64 "\n",
+		     m->v[i].policy, sh_hook_name(m->v[i].hook),
+		     m->v[i].action == SH_EV_AUDIT ? "audit" : "deny", m->v[i].n);
+	kernel_counts(b, c);
+	help(b, "sharness_events_dropped_total", "counter", "Events lost in the kernel: the ring was full.");
+	line(b, "sharness_events_dropped_total %" PRIu64 "\n", c[SH_CNT_DROPPED]);
+	help(b, "sharness_events_suppressed_total", "counter", "Records folded into suppressed records.");
+	line(b, "sharness_events_suppressed_total %" PRIu64 "\n", d->rl.suppressed_total);
+	help(b, "sharness_events_logged_total", "counter", "Violation records written to the audit log.");
+	line(b, "sharness_events_logged_total %" PRIu64 "\n", d->events_logged);
+	help(b, "sharness_log_write_errors_total", "counter", "Audit log writes that failed.");
+	line(b, "sharness_log_write_errors_total %" PRIu64 "\n", (uint64_t)d->audit.write_errors);
+	help(b, "sharness_programs_attached", "gauge", "BPF programs attached and pinned.");
+	line(b, "sharness_programs_attached %u\n", links);
+	help(b, "sharness_policies", "gauge", "Policies in force.");
+	line(b, "sharness_policies %zu\n", sh_enforcer_policies(d->enf)->n);
+	help(b, "sharness_tagged_trees", "gauge", "Tagged cgroups (policy cgroup lines, tags and runs).");
+	line(b, "sharness_tagged_trees %zu\n", ntags);
+}
+
+void sh_metrics_write(struct sh_daemon *d, bool force)
+{
+	struct sh_metrics *m = &d->metrics;
+	uint64_t now = sh_now_ns(CLOCK_MONOTONIC);
+	char tmp[4096 + 8];
+	struct sh_buf b;
+	FILE *f;
+
+	if (!m->file)
+		return;
+	if (!force && !(m->dirty && now - m->written_ns >= 1000000000ull) &&
+	    now - m->written_ns < 60000000000ull)
+		return;
+	sh_buf_init(&b);
+	sh_metrics_format(d, &b);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", m->file);
+	f = fopen(tmp, "we");
+	if (!f || fwrite(b.p, 1, b.len, f) != b.len || fflush(f) || fclose(f) ||
+	    rename(tmp, m->file)) {
+		sh_log("cannot write metrics to %s: %s", m->file, strerror(errno));
+		if (f)
+			unlink(tmp);
+	}
+	sh_buf_free(&b);
+	m->dirty = false;
+	m->written_ns = now;
+}
