@@ -129,6 +129,15 @@ audit_last() {
 	jq -c "select(.event == \"violation\") | select($1)" "$AUDIT" 2>/dev/null | tail -n 1
 }
 
+# ev_fields RECORD: the record's fields into F[] (one jq instead of one per check).
+declare -A F
+ev_fields() {
+	F=()
+	local k v
+	while IFS=$'\t' read -r k v; do F[$k]=$v; done \
+		< <(jq -r 'to_entries[] | "\(.key)\t\(.value)"' <<<"$1")
+}
+
 # The whole log must stay valid JSON, whatever happened.
 check_log_valid() {
 	if jq -e . "$AUDIT" >/dev/null 2>&1; then pass "audit log is valid JSON"; else fail "audit log is valid JSON"; fi

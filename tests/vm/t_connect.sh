@@ -50,15 +50,6 @@ ln -s "$D/s.sock" "$O/link.sock"
 ln "$D/s.sock" "$O/hard.sock"      # a second name for the same socket inode
 ln -s "$O/free.sock" "$D/to-free.sock"
 
-# ev_fields EVENT: the record's fields into F[] (one jq instead of one per check).
-declare -A F
-ev_fields() {
-	F=()
-	local k v
-	while IFS=$'\t' read -r k v; do F[$k]=$v; done \
-		< <(jq -r 'to_entries[] | "\(.key)\t\(.value)"' <<<"$1")
-}
-
 start_daemon || { fail "daemon starts"; exit 1; }
 pass "daemon starts"
 check "no denial yet" "$(counter deny_connect)" 0

@@ -104,6 +104,27 @@ check_match "its limits are its owner's, not the policy's" "$v" '^(max|\(no memo
 $CTL untag /sys/fs/cgroup/t_limits
 rmdir /sys/fs/cgroup/t_limits
 
+# A limit that cannot be applied fails the run (125) rather than running it
+# unbounded: with a process in the runs' parent, the memory controller can
+# no longer be enabled for its children.
+R=/sys/fs/cgroup/sharness
+# A cgroup with processes enables no controller for its children, and one
+# with controllers enabled takes no process: all off, then park one.
+for c in pids memory cpu io; do echo "-$c" >"$R/cgroup.subtree_control"; done
+sleep 1000 &
+parked=$!
+echo $parked >"$R/cgroup.procs"
+check "a process parked in the runs' parent" "$(grep -c "^$parked\$" "$R/cgroup.procs")" 1
+out=$($CTL run --policy tlim -- /usr/bin/bash -c true 2>&1)
+check "memory-max that cannot be applied: the run is refused (125)" "$?" 125
+check_match "it says which limit and why" "$out" \
+	"cannot apply memory-max \(.*memory.max = 67108864\): .*controller is not enabled"
+echo $parked >/sys/fs/cgroup/cgroup.procs
+kill $parked
+wait $parked 2>/dev/null
+run_in_tree tlim /usr/bin/bash -c true
+check "with the parent empty again, the limits apply and the run runs" "$RC" 0
+
 # Bad values: FILE:LINE errors in check and reload; bad flags refuse the run.
 cat >"$SH_TMP/bad.policy" <<P
 [policy]

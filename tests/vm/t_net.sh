@@ -79,14 +79,6 @@ landed() { local n; n=$(seen "$1"); [ "$n" -ge "$2" ]; }
 start_daemon || { fail "daemon starts"; exit 1; }
 check "no net denial yet" "$(counter deny_net)" 0
 
-declare -A F
-ev_fields() {
-	F=()
-	local k v
-	while IFS=$'\t' read -r k v; do F[$k]=$v; done \
-		< <(jq -r 'to_entries[] | "\(.key)\t\(.value)"' <<<"$1")
-}
-
 # allowed NAME PROTO ADDR PORT WHY: connect from the tree lands.
 allowed() {
 	local before; before=$(seen "$1")
@@ -127,49 +119,28 @@ refused t7009 tcp ::ffff:127.0.0.1 7009 "tcp 127.0.0.1:7009" "not allowed" \
 	"an IPv4-mapped IPv6 address, refused as the IPv4 it is"
 
 # The other ways to reach an address: every one judged, each with its twin.
-n=$(seen u7005)
-run_in_tree tnet "$NET" sendto 127.0.0.1 7005
-check "unconnected sendto to a refused port: refused" "$OUT" "err EPERM"
+# twins OP WHAT BAD BADPORT GOOD GOODPORT: "net OP 127.0.0.1 PORT" to the
+# listener BAD (refused, it sees nothing), then to GOOD (sent, it sees it).
+twins() {
+	local n; n=$(seen "$3")
+	run_in_tree tnet "$NET" "$1" 127.0.0.1 "$4"
+	check "$2 to a refused port: refused" "$OUT" "err EPERM"
+	check "$2: the listener saw nothing" "$(seen "$3")" "$n"
+	n=$(seen "$5")
+	run_in_tree tnet "$NET" "$1" 127.0.0.1 "$6"
+	[ "$OUT" = ok ] || { echo "  run exit $RC; stderr:"; sed 's/^/    /' "$SH_TMP/last.err"; }
+	check "$2 to an allowed port: sent" "$OUT" ok
+	wait_until landed "$5" $((n + 1))
+	check "$2: the allowed one arrived" "$(seen "$5")" $((n + 1))
+}
+twins sendto "unconnected sendto" u7005 7005 u7002 7002
 check "sendto: recorded as op send" \
 	"$(audit_wait '.hook=="net" and .op=="send" and .target=="udp 127.0.0.1:7005"')" 1
-check "sendto: the listener saw nothing" "$(seen u7005)" "$n"
-n=$(seen u7002)
-run_in_tree tnet "$NET" sendto 127.0.0.1 7002
-check "unconnected sendto to an allowed port: sent" "$OUT" ok
-wait_until landed u7002 $((n + 1))
-check "sendto: the allowed datagram arrived" "$(seen u7002)" $((n + 1))
-
-n=$(seen u7005)
-run_in_tree tnet "$NET" sendmsg-unspec 127.0.0.1 7005
-check "sendmsg to an AF_UNSPEC address (sent as IPv4): refused" "$OUT" "err EPERM"
-check "AF_UNSPEC sendmsg: the listener saw nothing" "$(seen u7005)" "$n"
-n=$(seen u7002)
-run_in_tree tnet "$NET" sendmsg-unspec 127.0.0.1 7002
-check "sendmsg to an AF_UNSPEC address, allowed port: sent" "$OUT" ok
-wait_until landed u7002 $((n + 1))
-check "AF_UNSPEC sendmsg: the allowed datagram arrived" "$(seen u7002)" $((n + 1))
-
-n=$(seen t7009)
-run_in_tree tnet "$NET" fastopen 127.0.0.1 7009
-check "TCP Fast Open (sendto MSG_FASTOPEN) to a refused port: refused" "$OUT" "err EPERM"
+twins sendmsg-unspec "sendmsg to an AF_UNSPEC address (sent as IPv4)" u7005 7005 u7002 7002
+twins fastopen "TCP Fast Open (sendto MSG_FASTOPEN)" t7009 7009 t7001 7001
 check "Fast Open: recorded as op send" \
 	"$(audit_wait '.hook=="net" and .op=="send" and .target=="tcp 127.0.0.1:7009"')" 1
-check "Fast Open: the listener saw nothing" "$(seen t7009)" "$n"
-n=$(seen t7001)
-run_in_tree tnet "$NET" fastopen 127.0.0.1 7001
-check "TCP Fast Open to an allowed port: sent" "$OUT" ok
-wait_until landed t7001 $((n + 1))
-check "Fast Open: the allowed connection arrived" "$(seen t7001)" $((n + 1))
-
-n=$(seen t7009)
-run_in_tree tnet "$NET" uring-connect 127.0.0.1 7009
-check "io_uring connect to a refused port: refused" "$OUT" "err EPERM"
-check "io_uring: the listener saw nothing" "$(seen t7009)" "$n"
-n=$(seen t7001)
-run_in_tree tnet "$NET" uring-connect 127.0.0.1 7001
-check "io_uring connect to an allowed port: connects" "$OUT" ok
-wait_until landed t7001 $((n + 1))
-check "io_uring: the allowed connection arrived" "$(seen t7001)" $((n + 1))
+twins uring-connect "io_uring connect" t7009 7009 t7001 7001
 
 n=$(seen t7009)
 $CTL run --policy tnet -- /usr/bin/bash -c 'echo x >/dev/tcp/127.0.0.1/7009' \

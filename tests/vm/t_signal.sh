@@ -26,15 +26,6 @@ VICTIM2=$!          # killed on purpose by the scope = any tree
 RUNB=
 trap 'kill $VICTIM $VICTIM2 $RUNB 2>/dev/null; cleanup' EXIT
 
-# ev_fields EVENT: the record's fields into F[] (one jq instead of one per check).
-declare -A F
-ev_fields() {
-	F=()
-	local k v
-	while IFS=$'\t' read -r k v; do F[$k]=$v; done \
-		< <(jq -r 'to_entries[] | "\(.key)\t\(.value)"' <<<"$1")
-}
-
 start_daemon || { fail "daemon starts"; exit 1; }
 pass "daemon starts"
 check "no denial yet" "$(counter deny_signal)" 0
