@@ -114,6 +114,20 @@ static bool map_counts_only(const struct bpf_map *m)
 	return strcmp(bpf_map__name(m), "counters") == 0;
 }
 
+/*
+ * Maps the daemon's policy apply writes whole (rules, [net] rules, the
+ * policy table): one this build adds may start empty, the apply at start
+ * fills it. Any other map missing from the old generation (tags,
+ * membership, the ring, .bss, protected inodes) is state that cannot be
+ * rebuilt: adoption fails rather than drop it.
+ */
+static bool map_filled_by_apply(const struct bpf_map *m)
+{
+	const char *name = bpf_map__name(m);
+
+	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies");
+}
+
 static bool layout_matches(int fd, const struct bpf_map *m)
 {
 	struct bpf_map_info info = {};
@@ -139,7 +153,7 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
 
 	pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
 	fd = bpf_obj_get(path);
-	if (fd < 0 && errno == ENOENT) {
+	if (fd < 0 && errno == ENOENT && map_filled_by_apply(m)) {
 		sh_log("map %s is new in this build: it starts empty", bpf_map__name(m));
 		return -1;
 	}
@@ -157,9 +171,9 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
 }
 
 /*
- * Reuse the state maps of generation gen: every one, or none. Maps this
- * build adds hold nothing before the daemon's first policy apply, so they
- * start empty; the scratch maps hold nothing at all.
+ * Reuse the state maps of generation gen: every one, or none. A map the
+ * policy apply fills that this build adds starts empty; the scratch maps
+ * hold nothing at all.
  */
 int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 {

@@ -3,9 +3,10 @@
  * Every map and global the programs share, and the per-CPU scratch buffer.
  * The pinned names (map_NAME) and layouts here are what a new daemon
  * adopts from the one it replaces. Change the layout of a state map and
- * adoption starts over with fresh maps; a map added later starts empty
- * when adopted from a build without it, so it must hold nothing the
- * programs need before the daemon's first policy apply.
+ * adoption starts over with fresh maps. A map added later that the
+ * policy apply fills (user/pin.c, map_filled_by_apply) starts empty when
+ * adopted from a build without it; any other new map makes adoption
+ * start over.
  */
 #ifndef SH_BPF_MAPS_H
 #define SH_BPF_MAPS_H

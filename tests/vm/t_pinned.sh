@@ -75,5 +75,16 @@ check "sharnessd --unload --force" "$?" 0
 check "--force unload: nothing pinned" "$(ls "$PIN" 2>/dev/null | wc -l)" 0
 check "unloads are logged" "$(jq -c 'select(.event=="unload" and .result=="ok")' "$AUDIT" | wc -l)" 2
 rmdir /sys/fs/cgroup/t_pinned
+
+# A state map missing from the pinned generation is not started empty:
+# adoption starts over (t_handover shows a new apply-filled map adopted).
+start_daemon || { fail "daemon starts for the missing-map check"; exit 1; }
+stop_daemon KILL
+rm "$PIN"/gen-*/map_tags
+start_daemon || { fail "daemon starts after a pinned map went missing"; exit 1; }
+check "a missing tags map: not adopted" \
+	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 0
+check_match "a missing tags map: the daemon says why" "$(cat "$SH_TMP/daemon.err")" \
+	"cannot reuse the pinned maps"
 check_log_valid
 exit 0
