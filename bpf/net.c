@@ -20,37 +20,36 @@ struct endpoint {
 	__u16 ipproto;  /* the socket's IP protocol number, for the record */
 };
 
-/* What [net] rules call the socket's protocol; 0xff: a kind they refuse. */
-static __always_inline __u8 net_proto(struct sock *sk, __u16 *ipproto)
+/*
+ * What [net] rules call a socket of this type and IP protocol (0: the
+ * type's default); 0xff: a kind they refuse. Not MPTCP: its extra subflows
+ * are connected by the kernel, to addresses the peer announces, through no
+ * hook. One answer for creating a socket and for using one.
+ */
+static __always_inline __u8 kind_proto(int type, int p)
 {
-	__u16 type = BPF_CORE_READ(sk, sk_type), p = BPF_CORE_READ(sk, sk_protocol);
-
-	*ipproto = p;
-	if (type == SOCK_STREAM && p == IPPROTO_TCP)
+	if (type == SOCK_STREAM && (p == 0 || p == IPPROTO_TCP))
 		return SH_PROTO_TCP;
-	if (type == SOCK_DGRAM && (p == IPPROTO_UDP || p == IPPROTO_UDPLITE))
+	if (type == SOCK_DGRAM && (p == 0 || p == IPPROTO_UDP || p == IPPROTO_UDPLITE))
 		return SH_PROTO_UDP;
 	if (type == SOCK_DGRAM && (p == IPPROTO_ICMP || p == IPPROTO_ICMPV6))
 		return SH_PROTO_OTHER;
 	return 0xff;
 }
 
+static __always_inline __u8 net_proto(struct sock *sk, __u16 *ipproto)
+{
+	*ipproto = BPF_CORE_READ(sk, sk_protocol);
+	return kind_proto(BPF_CORE_READ(sk, sk_type), *ipproto);
+}
+
 /* Socket kinds a tree with [net] rules may create and use. */
 static __always_inline bool net_kind_allowed(int family, int type, int protocol)
 {
-	type &= 0xf; /* SOCK_NONBLOCK and SOCK_CLOEXEC are flags */
 	if (family == AF_UNIX || family == AF_NETLINK)
 		return true;
-	if (family != AF_INET && family != AF_INET6)
-		return false;
-	/* Not MPTCP: its extra subflows are connected by the kernel, to
-	 * addresses the peer announces, through no hook. */
-	if (type == SOCK_STREAM)
-		return protocol == 0 || protocol == IPPROTO_TCP;
-	if (type == SOCK_DGRAM)
-		return protocol == 0 || protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE ||
-		       protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6;
-	return false;
+	/* SOCK_NONBLOCK and SOCK_CLOEXEC are flags */
+	return (family == AF_INET || family == AF_INET6) && kind_proto(type & 0xf, protocol) != 0xff;
 }
 
 static __always_inline void map_v4(__u8 *addr, __u32 v4)
