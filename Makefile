@@ -64,6 +64,12 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 VMT_SRCS   := $(wildcard tests/vm/*.c)
 VMT_BINS   := $(VMT_SRCS:tests/vm/%.c=$(BUILD)/tests/vm/%)
 
+# The Debian package (make package; see below).
+DEB_VERSION := $(shell cat VERSION)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB         := $(BUILD)/deb/sharness_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
+
 .PHONY: all setup test unit layout unit-security vmtest demo install clean vmlinux fuzz \
 	man completion-test package package-test
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
@@ -176,7 +182,8 @@ $(PREV)/sharnessd: | $(BUILD)
 
 # Enforcement tests: each kernel boots its own guest; the suite inside fails
 # (never skips) when the programs did not attach.
-vmtest: all $(VMT_BINS) $(PREV)/sharnessd
+# t_package installs build/deb's package into a root in the guest: built first.
+vmtest: all $(VMT_BINS) $(PREV)/sharnessd $(DEB)
 	$(Q)tools/vmtest $(BUILD) "$(KERNELS)" "$(TESTS)"
 
 test: setup
@@ -184,6 +191,8 @@ test: setup
 	$(Q)$(MAKE) --no-print-directory layout
 	$(Q)$(MAKE) --no-print-directory unit-security
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory completion-test
+	$(Q)$(MAKE) --no-print-directory package-test
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest
 
@@ -238,6 +247,27 @@ install: all $(BUILD)/sharnessd.service man
 	$(Q)install -m 0644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man8/
 	$(Q)install -m 0644 tools/completion/sharnessctl \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sharnessctl
+
+# The Debian package (debian/), built by dpkg-buildpackage from a copy of
+# the tree in $(BUILD)/deb/src (the files git tracks and the new ones it
+# does not ignore), so the build never writes into the work tree.
+
+package: $(DEB)
+
+$(DEB): $(wildcard $(DEB_FILES))
+	$(call msg,DEB,$@)
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	$(Q)if git rev-parse --git-dir >/dev/null 2>&1; then \
+		git ls-files -co --exclude-standard | while read -r f; do [ -e "$$f" ] && echo "$$f"; done | \
+			tar -cf - -T -; \
+	else tar --exclude=./$(BUILD) -cf - .; fi | tar -xf - -C $(BUILD)/deb/src
+	$(Q)cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -40 ../build.log; exit 1; }
+
+# The package as built: lintian (no errors), every file and conffile where
+# it belongs, and the maintainer scripts' choices (tests/host/package.sh).
+package-test: $(DEB)
+	$(Q)tests/host/package.sh $(DEB)
 
 # The unit's exposure as systemd rates it: at most 5.0 (where the tool is).
 unit-security: $(BUILD)/sharnessd.service
