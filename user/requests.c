@@ -139,7 +139,7 @@ static void json_tag(struct sh_daemon *d, struct sh_buf *b, const struct sh_tag_
 		json_limits(b, t->path);
 	}
 	n = cgroup_pids(t->path, pids, STATUS_PROCS_MAX);
-	sh_json_int_field(b, "processes_total", n);
+	sh_json_int_field(b, "processes_total", n < 0 ? 0 : n);
 	sh_json_open(b, "processes", '[');
 	for (long i = 0; i < n && i < STATUS_PROCS_MAX; i++)
 		json_process(b, pids[i], boot_ns);
