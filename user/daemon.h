@@ -32,6 +32,7 @@ struct sh_daemon {
 	struct sh_enforcer *enf;
 	struct sh_audit audit;
 	struct sh_buf buf;              /* the record being written */
+	struct sh_journal journal;      /* violations also to journald */
 	uint64_t events_logged;
 	uint32_t next_run;              /* id of the last run begun */
 	bool unloading;                 /* unloaded on request: the loop ends */
@@ -40,7 +41,6 @@ struct sh_daemon {
 	struct sh_run_count *runs;
 	size_t nruns;
 	struct sh_metrics metrics;
-	struct sh_journal journal;      /* violations also to journald */
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any

@@ -25,7 +25,7 @@ struct sh_journal {
 	bool on;
 	int fd;
 	uint64_t sent;         /* entries journald took */
-	uint64_t errors;       /* entries it could not be sent (counted, never waited for) */
+	uint64_t errors;       /* entries that could not be sent (counted, never waited for) */
 	bool failing;          /* the last send failed: said once in the daemon's log */
 	struct sh_buf buf;
 };

@@ -159,7 +159,8 @@ static void json_policies(struct sh_buf *b, const struct sh_policy_set *set)
 		json_str(b, "name", p->name);
 		sh_json_uint_field(b, "id", i);
 		json_str(b, "mode", p->mode == SH_MODE_AUDIT ? "audit" : "enforce");
-		json_str(b, "file", p->file);
+		if (p->file)
+			json_str(b, "file", p->file);
 		sh_json_open(b, "cgroups", '[');
 		for (size_t c = 0; c < p->ncgroups; c++)
 			json_str(b, NULL, p->cgroups[c]);
