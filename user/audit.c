@@ -316,3 +316,35 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	sh_json_int_field(b, "errno", ev->ret < 0 ? -ev->ret : 0);
 	sh_json_end(b);
 }
+
+/* "(null)" where the line has nothing, as printf writes it. */
+static const char *or_null(const char *s)
+{
+	return s ? s : "(null)";
+}
+
+void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj)
+{
+	const char *ev = sh_jobj_get(obj, "event"), *t = or_null(sh_jobj_get(obj, "time"));
+	const char *comm = sh_jobj_get(obj, "comm"), *pid = sh_jobj_get(obj, "pid");
+	const char *reason = sh_jobj_get(obj, "reason"), *hook = sh_jobj_get(obj, "hook");
+	const char *op = sh_jobj_get(obj, "op"), *access = sh_jobj_get(obj, "access");
+	const char *pol = sh_jobj_get(obj, "policy");
+	bool sub = op && hook && strcmp(op, hook);
+	char what[96];
+
+	if (!ev || strcmp(ev, "violation")) {
+		sh_buf_printf(out, "%s -- %s", t, ev ? ev : "?");
+		for (size_t i = 0; i < obj->n; i++)
+			if (strcmp(obj->kv[i].key, "time") && strcmp(obj->kv[i].key, "event"))
+				sh_buf_printf(out, " %s=%s", obj->kv[i].key, obj->kv[i].val);
+		sh_buf_putc(out, '\n');
+		return;
+	}
+	snprintf(what, sizeof(what), "%s%s%s%s", hook ? hook : "?", sub ? "/" : "", sub ? op : "",
+		 access && !strcmp(access, "write") ? " write" : "");
+	sh_buf_printf(out, "%s %s %s %s %s[%s] %s%s%s%s\n", t, pol ? pol : "?",
+		      or_null(sh_jobj_get(obj, "action")), what, comm ? comm : "?", pid ? pid : "?",
+		      or_null(sh_jobj_get(obj, "target")), reason ? " (" : "", reason ? reason : "",
+		      reason ? ")" : "");
+}

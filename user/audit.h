@@ -34,5 +34,9 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 			   const char *policy, const char *cgroup, uint32_t run_id);
 /* Starts a daemon-side record: {"time":...,"event":EVENT (fields follow). */
 void sh_audit_begin_meta(struct sh_buf *b, const char *event);
+/* A record on one line of text, as `sharnessctl log` shows it: a
+ * violation as "TIME POLICY ACTION HOOK[/OP][ write] COMM[PID] TARGET
+ * (REASON)", any other record as "TIME -- EVENT key=value...". */
+void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "audit.h"
 #include "enforcer.h"
+#include "journal.h"
 #include "json.h"
 #include "metrics.h"
 #include "ratelimit.h"
@@ -31,6 +32,7 @@ struct sh_daemon {
 	struct sh_enforcer *enf;
 	struct sh_audit audit;
 	struct sh_buf buf;              /* the record being written */
+	struct sh_journal journal;      /* violations also to journald */
 	uint64_t events_logged;
 	uint32_t next_run;              /* id of the last run begun */
 	bool unloading;                 /* unloaded on request: the loop ends */
@@ -55,6 +57,9 @@ int sh_rec_event(void *ctx, const struct sh_event *ev);
 void sh_rec_dropped(struct sh_daemon *d);
 /* Writes d->buf as one audit record, then empties it. */
 void sh_rec_emit(struct sh_daemon *d);
+/* The same, and to the journal when it is on (after the log line, which
+ * never waits on it): violations and what was suppressed or lost. */
+void sh_rec_emit_journaled(struct sh_daemon *d);
 /* A string field of the record in d->buf. */
 void sh_rec_str(struct sh_daemon *d, const char *key, const char *s);
 /* The "unload" record: how many cgroups were tagged, forced, the result. */

@@ -220,11 +220,15 @@ static bool put_escaped(struct sh_buf *b, const uint8_t *s, size_t n)
 	return valid;
 }
 
+/* The ',' before a member or an element, then "key": unless key is NULL
+ * (an array's element). */
 static void put_key(struct sh_buf *b, const char *key, const char *suffix)
 {
 	if (!b->first)
 		sh_buf_putc(b, ',');
 	b->first = false;
+	if (!key)
+		return;
 	sh_buf_putc(b, '"');
 	put_escaped(b, (const uint8_t *)key, strlen(key));
 	sh_buf_puts(b, suffix);
@@ -239,7 +243,7 @@ void sh_json_str_field(struct sh_buf *b, const char *key, const uint8_t *s, size
 	sh_buf_putc(b, '"');
 	valid = put_escaped(b, s, n);
 	sh_buf_putc(b, '"');
-	if (valid)
+	if (valid || !key)
 		return;
 	put_key(b, key, "_hex");
 	sh_buf_putc(b, '"');
@@ -275,6 +279,19 @@ void sh_json_end(struct sh_buf *b)
 {
 	sh_buf_write(b, "}\n", 2);
 	b->first = true;
+}
+
+void sh_json_open(struct sh_buf *b, const char *key, char bracket)
+{
+	put_key(b, key, "");
+	sh_buf_putc(b, bracket);
+	b->first = true;
+}
+
+void sh_json_close(struct sh_buf *b, char bracket)
+{
+	sh_buf_putc(b, bracket);
+	b->first = false;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -47,6 +47,8 @@ bool sh_utf8_valid(const uint8_t *s, size_t n);
  * invalid byte becomes U+FFFD in "key" and an extra field
  * "key_hex":"<lowercase hex of ALL the raw bytes>" follows, so nothing is
  * lost.  s may be NULL when n is 0.  Keys are program constants (ASCII).
+ * A NULL key writes a bare value, an array's element (invalid bytes are
+ * then U+FFFD, with no hex beside them).
  */
 void sh_json_str_field(struct sh_buf *b, const char *key, const uint8_t *s, size_t n);
 void sh_json_int_field(struct sh_buf *b, const char *key, long long v);
@@ -55,6 +57,10 @@ void sh_json_uint_field(struct sh_buf *b, const char *key, unsigned long long v)
 /* sh_json_begin writes '{'; fields add ',' when needed; sh_json_end writes "}\n". */
 void sh_json_begin(struct sh_buf *b);
 void sh_json_end(struct sh_buf *b);
+/* Nesting: "key":{ or "key":[ (key NULL inside an array), its members or
+ * elements, then the matching close. */
+void sh_json_open(struct sh_buf *b, const char *key, char bracket);
+void sh_json_close(struct sh_buf *b, char bracket);
 
 /*
  * Reader for ONE flat JSON object (surrounding whitespace, e.g. a trailing

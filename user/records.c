@@ -2,8 +2,8 @@
 /*
  * What the daemon writes to the audit log from the kernel side: violations
  * from the ring buffer (rate limited, each counted for its run), the
- * suppressed and lost counts; and the helpers every daemon record is
- * written with.
+ * suppressed and lost counts, each also to the journal when it is on; and
+ * the helpers every daemon record is written with.
  */
 #include <errno.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 
 #define RB_BATCH    2048 /* events per ring-buffer pass before serving clients */
 
-void sh_rec_emit(struct sh_daemon *d)
+static void emit(struct sh_daemon *d, bool journal)
 {
 	int err = sh_audit_write(&d->audit, &d->buf);
 
@@ -22,7 +22,19 @@ void sh_rec_emit(struct sh_daemon *d)
 		sh_log("cannot write audit log %s: %s (records are being lost; counted in status "
 		       "and reported in the log once it can be written)", d->audit_path,
 		       strerror(-err));
+	if (journal && !d->buf.oom)
+		sh_journal_send(&d->journal, d->buf.p, d->buf.len);
 	sh_buf_reset(&d->buf);
+}
+
+void sh_rec_emit(struct sh_daemon *d)
+{
+	emit(d, false);
+}
+
+void sh_rec_emit_journaled(struct sh_daemon *d)
+{
+	emit(d, true);
 }
 
 void sh_rec_str(struct sh_daemon *d, const char *key, const char *s)
@@ -54,7 +66,7 @@ static void log_suppressed(void *ctx, const struct sh_rl_slot *r)
 	sh_json_str_field(&d->buf, "target", (const uint8_t *)r->target, r->target_len);
 	sh_json_uint_field(&d->buf, "window_s", 1);
 	sh_json_end(&d->buf);
-	sh_rec_emit(d);
+	sh_rec_emit_journaled(d);
 }
 
 int sh_rec_event(void *ctx, const struct sh_event *ev)
@@ -71,7 +83,7 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 		sh_audit_format_event(&d->buf, ev,
 				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
 				      cg, run_id);
-		sh_rec_emit(d);
+		sh_rec_emit_journaled(d);
 		d->events_logged++;
 	}
 	/* In a storm, stop after a batch so clients are served in between. */
@@ -97,7 +109,7 @@ void sh_rec_dropped(struct sh_daemon *d)
 		sh_json_uint_field(&d->buf, "count", c[SH_CNT_DROPPED] - reported);
 		sh_json_uint_field(&d->buf, "total", c[SH_CNT_DROPPED]);
 		sh_json_end(&d->buf);
-		sh_rec_emit(d);
+		sh_rec_emit_journaled(d);
 		sh_enforcer_set_dropped_reported(d->enf, c[SH_CNT_DROPPED]);
 	}
 }

@@ -43,6 +43,7 @@
 /* What the process sets up around the daemon and takes down at the end. */
 struct proc {
 	bool foreground, unload, force;
+	int journal;                    /* --journal 1, --no-journal 0, else -1 */
 	char state_path[PATH_MAX], lock_path[PATH_MAX];
 	int lock_fd, lfd, sfd, efd;
 	int notify_fd;                  /* the waiting parent's pipe, or -1 */
@@ -57,6 +58,9 @@ static void usage(FILE *f)
 		"usage: sharnessd [--policy-dir DIR] [--audit-log FILE] [--socket PATH]\n"
 		"                 [--pin-dir DIR] [--foreground] [--verbose] [--debug] [--version]\n"
 		"                 [--metrics-file PATH]  (Prometheus text, for node_exporter)\n"
+		"                 [--journal|--no-journal]  violations also to journald, with\n"
+		"                 SHARNESS_* fields; default: on when systemd started sharnessd\n"
+		"                 (INVOCATION_ID or JOURNAL_STREAM set), else off\n"
 		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
 		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
@@ -184,6 +188,8 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		{ "metrics-file", required_argument, 0, 'M' },
 		{ "unload", no_argument, 0, 'U' },
 		{ "force", no_argument, 0, 'F' },
+		{ "journal", no_argument, 0, 'J' },
+		{ "no-journal", no_argument, 0, 'N' },
 		{ 0 }
 	};
 	int c;
@@ -202,6 +208,8 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("sharnessd %s\n", sh_version); return 0;
 		case 'M': d->metrics.file = optarg; break;
+		case 'J': p->journal = 1; break;
+		case 'N': p->journal = 0; break;
 		default: usage(stderr); return SH_EXIT_FAIL;
 		}
 	}
@@ -529,6 +537,7 @@ static void cleanup(struct sh_daemon *d, struct proc *p, int ret)
 	sh_errors_free(&p->errs);
 	sh_buf_free(&d->buf);
 	sh_rl_free(&d->rl);
+	sh_journal_close(&d->journal);
 	free(d->runs);
 }
 
@@ -539,8 +548,10 @@ int main(int argc, char **argv)
 		.audit_path = "/var/log/sharness/audit.jsonl",
 		.socket_path = SH_CTL_DEFAULT_SOCKET,
 		.pin_dir = "/sys/fs/bpf/sharness",
+		.journal = { .fd = -1 },
 	};
-	struct proc p = { .lock_fd = -1, .lfd = -1, .sfd = -1, .efd = -1, .notify_fd = -1 };
+	struct proc p = { .lock_fd = -1, .lfd = -1, .sfd = -1, .efd = -1, .notify_fd = -1,
+			  .journal = -1 };
 	int ret;
 
 	sh_prog = "sharnessd";
@@ -551,6 +562,12 @@ int main(int argc, char **argv)
 	sh_buf_init(&d.buf);
 	if (sh_rec_init(&d)) {
 		sh_log("out of memory");
+		return SH_EXIT_FAIL;
+	}
+	ret = sh_journal_init(&d.journal, p.journal);
+	if (ret) {
+		sh_log("cannot make a socket for the journal: %s (--no-journal goes without)",
+		       strerror(-ret));
 		return SH_EXIT_FAIL;
 	}
 	if (take_lock(&d, &p))
