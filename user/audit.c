@@ -248,9 +248,11 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	sh_fmt_time(ts, sizeof(ts), sh_mono_to_real(ev->ktime_ns));
 	sh_json_begin(b);
 	put_str(b, "time", ts);
-	put_str(b, "event", "violation");
+	/* Learn records are kept apart: never counted or shown as violations. */
+	put_str(b, "event", ev->action == SH_EV_LEARN ? "learn" : "violation");
 	put_str(b, "policy", policy ? policy : "?");
-	put_str(b, "action", ev->action == SH_EV_AUDIT ? "audit" : "deny");
+	put_str(b, "action", ev->action == SH_EV_LEARN ? "learn" :
+			     ev->action == SH_EV_AUDIT ? "audit" : "deny");
 	put_str(b, "hook", sh_hook_name(ev->hook));
 	sh_json_uint_field(b, "pid", ev->tgid);
 	sh_json_uint_field(b, "tid", ev->pid);

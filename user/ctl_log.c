@@ -150,7 +150,7 @@ static void show_line(const struct log_opts *o, const char *line, size_t len)
 		goto out;
 	}
 	ev = sh_jobj_get(&obj, "event");
-	if (ev && strcmp(ev, "violation") == 0)
+	if (ev && (!strcmp(ev, "violation") || !strcmp(ev, "learn")))
 		show_violation(&obj, pol);
 	else
 		show_event(&obj, ev);
@@ -275,8 +275,9 @@ static int log_opt(int opt, const char *arg, void *ctx)
 	case 'r': o->run = arg; break;
 	case 'H': o->hook = arg; break;
 	case 'a':
-		if (strcmp(arg, "deny") && strcmp(arg, "audit")) {
-			fprintf(stderr, "sharnessctl: bad --action '%s' (want deny or audit)\n", arg);
+		if (strcmp(arg, "deny") && strcmp(arg, "audit") && strcmp(arg, "learn")) {
+			fprintf(stderr, "sharnessctl: bad --action '%s' (want deny, audit or "
+				"learn)\n", arg);
 			return 1;
 		}
 		o->action = arg;

@@ -63,6 +63,17 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 	uint32_t run_id = 0;
 	const char *cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
 
+	if (ev->action == SH_EV_LEARN) {
+		/* Reported once per object by the kernel: never rate limited,
+		 * never counted as a violation. */
+		sh_audit_format_event(&d->buf, ev,
+				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
+				      cg, run_id);
+		sh_learning_record(d, run_id, &d->buf);
+		sh_rec_emit(d);
+		d->events_logged++;
+		return ++d->batch >= RB_BATCH ? -EAGAIN : 0;
+	}
 	if (cg && run_id)
 		sh_run_count_denial(d, run_id);
 	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",

@@ -45,6 +45,8 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 		sh_json_uint_field(&b, k, c[SH_CNT_HOOK(h, SH_CNT_AUDIT)]);
 	}
 	sh_json_uint_field(&b, "dropped", c[SH_CNT_DROPPED]);
+	sh_json_uint_field(&b, "learned", c[SH_CNT_LEARNED]);
+	sh_json_uint_field(&b, "learn_repeats", c[SH_CNT_LEARN_DUP]);
 	sh_json_uint_field(&b, "logged", d->events_logged);
 	sh_json_uint_field(&b, "suppressed", d->rl.suppressed_total);
 	sh_json_uint_field(&b, "log_write_errors", d->audit.write_errors);
@@ -74,9 +76,9 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_ctl_reply(fd, 'O', "policy digest: %s\n", sh_metrics_digest(d, dg));
 	sh_ctl_reply(fd, 'O', "policies: %zu\n", set->n);
 	for (size_t i = 0; i < set->n; i++)
-		sh_ctl_reply(fd, 'O', "  %-20s %s  (%s)\n", set->pols[i].name,
-			     set->pols[i].mode == SH_MODE_AUDIT ? "audit  " : "enforce",
-			     set->pols[i].file);
+		sh_ctl_reply(fd, 'O', "  %-20s %-7s  (%s)\n", set->pols[i].name,
+			     sh_mode_name(set->pols[i].mode),
+			     set->pols[i].file ? set->pols[i].file : "made for a learning run");
 	sh_ctl_reply(fd, 'O', "tagged cgroups: %zu\n", ntags);
 	for (size_t i = 0; i < ntags; i++)
 		sh_ctl_reply(fd, 'O', "  %-40s %s%s\n", tags[i].path, tags[i].policy,
@@ -228,6 +230,10 @@ static const struct request requests[] = {
 	  "POLICY PIDS_MAX [COMMAND]: a new run cgroup, tagged; replies ID CGROUP" },
 	{ "run-end", sh_run_end, 3, ANY, "ID STATUS KILLED",
 	  "ID STATUS KILLED: logs the run's end, untags and removes its cgroup" },
+	{ "learn-begin", sh_learn_begin, 2, ANY, "FROM PIDS_MAX",
+	  "FROM|- PIDS_MAX [COMMAND]: a learning run; replies ID CGROUP" },
+	{ "learn-end", sh_learn_end, 3, ANY, "ID STATUS KILLED",
+	  "ID STATUS KILLED: ends a learning run; replies its learn records" },
 };
 
 static int handle_request(struct sh_daemon *d, int fd, int argc, char **argv)
