@@ -100,6 +100,8 @@ static int parse_records(char *text, struct sh_jobj **v, size_t *n)
 	*n = 0;
 	for (char *line = text, *eol; line && *line; line = eol ? eol + 1 : NULL) {
 		eol = strchr(line, '\n');
+		if (line == eol)
+			continue;
 		if (*n == cap) {
 			struct sh_jobj *nv = realloc(*v, (cap = cap ? 2 * cap : 64) * sizeof(**v));
 

@@ -163,12 +163,11 @@ void sh_learning_record(struct sh_daemon *d, uint32_t run_id, const struct sh_bu
 
 	if (!l || l->overflow)
 		return;
-	if (l->recs.len + rec->len + 1 > LEARN_BUF_MAX) {
+	if (l->recs.len + rec->len > LEARN_BUF_MAX) {
 		l->overflow = true;
 		return;
 	}
-	sh_buf_write(&l->recs, rec->p, rec->len);
-	sh_buf_putc(&l->recs, '\n');
+	sh_buf_write(&l->recs, rec->p, rec->len);   /* ends with its newline */
 }
 
 /* learn-end ID STATUS KILLED: ends the run as run-end does, then replies
