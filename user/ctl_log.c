@@ -26,6 +26,7 @@
 
 struct log_opts {
 	bool follow, json;
+	bool cat;                    /* -o cat: no time in front of each line */
 	const char *policy, *run, *hook, *action;
 	char since[40], until[40];   /* record times, as the log writes them */
 	long last;
@@ -106,7 +107,7 @@ static bool parse_when(const char *s, char *out, size_t n)
 /* A violation on one line: time, policy, action, hook (and the operation
  * where it says more, with "write" for a write), comm[pid], target and the
  * reason if any. */
-static void show_violation(const struct sh_jobj *obj, const char *pol)
+static void show_violation(const struct sh_jobj *obj, const char *pol, bool cat)
 {
 	const char *comm = sh_jobj_get(obj, "comm"), *pid = sh_jobj_get(obj, "pid");
 	const char *reason = sh_jobj_get(obj, "reason"), *hook = sh_jobj_get(obj, "hook");
@@ -116,16 +117,16 @@ static void show_violation(const struct sh_jobj *obj, const char *pol)
 	snprintf(what, sizeof(what), "%s%s%s%s", hook ? hook : "?",
 		 op && hook && strcmp(op, hook) ? "/" : "", op && hook && strcmp(op, hook) ? op : "",
 		 access && !strcmp(access, "write") ? " write" : "");
-	printf("%s %s %s %s %s[%s] %s%s%s%s\n", sh_jobj_get(obj, "time"),
+	printf("%s%s%s %s %s %s[%s] %s%s%s%s\n", cat ? "" : sh_jobj_get(obj, "time"), cat ? "" : " ",
 	       pol ? pol : "?", sh_jobj_get(obj, "action"), what,
 	       comm ? comm : "?", pid ? pid : "?", sh_jobj_get(obj, "target"),
 	       reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
 }
 
 /* Any other event: time, event, then its other fields as key=value. */
-static void show_event(const struct sh_jobj *obj, const char *ev)
+static void show_event(const struct sh_jobj *obj, const char *ev, bool cat)
 {
-	printf("%s -- %s", sh_jobj_get(obj, "time"), ev ? ev : "?");
+	printf("%s%s-- %s", cat ? "" : sh_jobj_get(obj, "time"), cat ? "" : " ", ev ? ev : "?");
 	for (size_t i = 0; i < obj->n; i++)
 		if (strcmp(obj->kv[i].key, "time") && strcmp(obj->kv[i].key, "event"))
 			printf(" %s=%s", obj->kv[i].key, obj->kv[i].val);
@@ -151,9 +152,9 @@ static void show_line(const struct log_opts *o, const char *line, size_t len)
 	}
 	ev = sh_jobj_get(&obj, "event");
 	if (ev && (!strcmp(ev, "violation") || !strcmp(ev, "learn")))
-		show_violation(&obj, pol);
+		show_violation(&obj, pol, o->cat);
 	else
-		show_event(&obj, ev);
+		show_event(&obj, ev, o->cat);
 out:
 	fflush(stdout);
 	sh_jobj_free(&obj);
@@ -259,6 +260,16 @@ static int log_opt(int opt, const char *arg, void *ctx)
 	switch (opt) {
 	case 'f': o->follow = true; break;
 	case 'j': o->json = true; break;
+	case 'o':
+		if (!strcmp(arg, "json")) {
+			o->json = true;
+		} else if (!strcmp(arg, "cat")) {
+			o->cat = true;
+		} else if (strcmp(arg, "short")) {
+			fprintf(stderr, "sharnessctl: bad -o '%s' (want short, json or cat)\n", arg);
+			return 1;
+		}
+		break;
 	case 'p': o->policy = arg; break;
 	case 'n': {
 		char *end;
@@ -330,6 +341,7 @@ int ctl_log(int argc, char **argv)
 		{ "action", required_argument, 0, 'a' },
 		{ "since", required_argument, 0, 'S' },
 		{ "until", required_argument, 0, 'U' },
+		{ "output", required_argument, 0, 'o' },
 		{ 0 }
 	};
 	struct log_opts o = { .last = -1 };
@@ -338,7 +350,7 @@ int ctl_log(int argc, char **argv)
 	int ret = 0;
 	FILE *f;
 
-	if (ctl_getopt(argc, argv, "fjp:n:F:r:H:a:S:U:", opts, log_opt, &o))
+	if (ctl_getopt(argc, argv, "fjp:n:F:r:H:a:S:U:o:", opts, log_opt, &o))
 		return SH_EXIT_FAIL;
 	f = log_open(&o, &path);
 	if (!f) {

@@ -274,7 +274,8 @@ static const struct ctl_cmd {
 	  "      [--user USER] [--explain] -- CMD [ARG...]",
 	  "run CMD refusing nothing its rules decide; write a policy that allows that run" },
 	{ "log", ctl_log, "log [-f] [--json] [--policy NAME] [--run ID] [--hook HOOK]\n"
-	  "      [--action deny|audit|learn] [--since WHEN] [--until WHEN] [-n N] [--file PATH]",
+	  "      [--action deny|audit|learn] [--since WHEN] [--until WHEN] [-n N] [--file PATH]\n"
+	  "      [-o short|json|cat]",
 	  "show the audit log (follow with -f)" },
 	{ "unload", cmd_unload, "unload [--force]",
 	  "detach the programs (refused while cgroups are tagged)" },

@@ -71,6 +71,8 @@ check "tc: no learn record counted as a denial" "$(counter deny_exec)/$(counter 
 check "tc: none logged as a violation" "$(audit_count '.policy | startswith("learn.")')" 0
 check_match "tc: log --action learn shows the learn records" \
 	"$($CTL log --file "$AUDIT" --action learn | grep -c ' learn exec')" '^[1-9][0-9]*$'
+check_match "tc: log -o cat: the same line without its time" \
+	"$($CTL log --file "$AUDIT" --action learn -o cat | head -1)" '^learn\.[0-9]+ learn exec sharnessctl\[[0-9]+\] /usr/bin/make \(not allowed\)$'
 make -s -C "$W/c" clean
 enforce tc "$W/c" make
 check "tc: the same build under the learned policy: same status" "$RC" 0
