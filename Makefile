@@ -5,6 +5,7 @@
 #   make test       unit tests natively, enforcement tests in a VM on 6.1 and 6.12
 #   make demo       boot the VM, start the daemon, show a denied exec in the audit log
 #   make install    DESTDIR= PREFIX=/usr/local
+#   make package    build/deb/sharness_VERSION_ARCH.deb (dpkg-buildpackage, from a copy)
 #   make V=1        show full commands
 
 .DELETE_ON_ERROR:
@@ -64,7 +65,14 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 VMT_SRCS   := $(wildcard tests/vm/*.c)
 VMT_BINS   := $(VMT_SRCS:tests/vm/%.c=$(BUILD)/tests/vm/%)
 
-.PHONY: all setup test unit layout unit-security vmtest demo install clean vmlinux fuzz
+# The Debian package (make package; see below).
+DEB_VERSION := $(shell cat VERSION)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB         := $(BUILD)/deb/sharness_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
+
+.PHONY: all setup test unit layout unit-security vmtest demo install clean vmlinux fuzz \
+	man completion-test package package-test
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
@@ -175,7 +183,8 @@ $(PREV)/sharnessd: | $(BUILD)
 
 # Enforcement tests: each kernel boots its own guest; the suite inside fails
 # (never skips) when the programs did not attach.
-vmtest: all $(VMT_BINS) $(PREV)/sharnessd
+# t_package installs build/deb's package into a root in the guest: built first.
+vmtest: all $(VMT_BINS) $(PREV)/sharnessd $(DEB)
 	$(Q)tools/vmtest $(BUILD) "$(KERNELS)" "$(TESTS)"
 
 test: setup
@@ -183,6 +192,8 @@ test: setup
 	$(Q)$(MAKE) --no-print-directory layout
 	$(Q)$(MAKE) --no-print-directory unit-security
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory completion-test
+	$(Q)$(MAKE) --no-print-directory package-test
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest
 
@@ -193,23 +204,71 @@ demo: setup
 vmlinux:
 	$(Q)tools/gen-vmlinux $(VMLINUX_BTF)
 
+# Manual pages, written in scdoc (man/NAME.SECTION.scd).
+SCDOC     ?= scdoc
+MAN_SRCS  := $(wildcard man/*.scd)
+MAN_PAGES := $(MAN_SRCS:man/%.scd=$(BUILD)/man/%)
+
+$(BUILD)/man:
+	$(Q)mkdir -p $@
+
+$(BUILD)/man/%: man/%.scd | $(BUILD)/man
+	$(call msg,SCDOC,$@)
+	$(Q)$(SCDOC) <$< >$@
+
+man: $(MAN_PAGES)
+
+# The bash completion, driven as bash drives it (tests/host/completion.sh).
+completion-test: $(BUILD)/sharnessctl
+	$(Q)tests/host/completion.sh tools/completion/sharnessctl $(BUILD)/sharnessctl
+
 SERVICE_SED = -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' \
 	      -e 's|@DOCDIR@|$(PREFIX)/share/doc/sharness|g'
 
-$(BUILD)/sharnessd.service: tools/sharnessd.service.in | $(BUILD)
-	$(Q)sed $(SERVICE_SED) $< >$@
+# Rewritten whenever PREFIX changes it: `make install PREFIX=/usr` after a
+# plain `make` must not install a unit that names /usr/local.
+$(BUILD)/sharnessd.service: tools/sharnessd.service.in FORCE | $(BUILD)
+	$(Q)sed $(SERVICE_SED) $< >$@.tmp && \
+		if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
-install: all $(BUILD)/sharnessd.service
+install: all $(BUILD)/sharnessd.service man
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)/etc/sharness/policies $(DESTDIR)$(PREFIX)/lib/systemd/system \
-		$(DESTDIR)$(PREFIX)/share/sharness/policies $(DESTDIR)$(PREFIX)/share/doc/sharness
+		$(DESTDIR)$(PREFIX)/share/sharness/policies $(DESTDIR)$(PREFIX)/share/doc/sharness \
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	$(Q)install -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(PREFIX)/sbin/sharnessd
 	$(Q)install -m 0755 $(BUILD)/sharnessctl $(DESTDIR)$(PREFIX)/bin/sharnessctl
 	$(Q)install -m 0644 policies/*.policy $(DESTDIR)$(PREFIX)/share/sharness/policies/
 	$(Q)install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/sharness/README.md
 	$(Q)install -m 0644 $(BUILD)/sharnessd.service \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system/sharnessd.service
+	$(Q)install -m 0644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man5/
+	$(Q)install -m 0644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(PREFIX)/share/man/man8/
+	$(Q)install -m 0644 tools/completion/sharnessctl \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sharnessctl
+
+# The Debian package (debian/), built by dpkg-buildpackage from a copy of
+# the tree in $(BUILD)/deb/src (the files git tracks and the new ones it
+# does not ignore), so the build never writes into the work tree.
+
+package: $(DEB)
+
+$(DEB): $(wildcard $(DEB_FILES))
+	$(call msg,DEB,$@)
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	$(Q)if git rev-parse --git-dir >/dev/null 2>&1; then \
+		git ls-files -co --exclude-standard | while read -r f; do [ -e "$$f" ] && echo "$$f"; done | \
+			tar -cf - -T -; \
+	else tar --exclude=./$(BUILD) -cf - .; fi | tar -xf - -C $(BUILD)/deb/src
+	$(Q)cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -40 ../build.log; exit 1; }
+
+# The package as built: lintian (no errors), every file and conffile where
+# it belongs, and the maintainer scripts' choices (tests/host/package.sh).
+package-test: $(DEB)
+	$(Q)tests/host/package.sh $(DEB)
 
 # The unit's exposure as systemd rates it: at most 5.0 (where the tool is).
 unit-security: $(BUILD)/sharnessd.service
