@@ -50,7 +50,7 @@ SKEL      := $(BUILD)/sharness.skel.h
 LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
 	    user/policy_net.c user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
 	    user/audit.c user/names.c user/control.c user/reslimit.c user/policy_host.c \
-	    user/learn_gen.c
+	    user/learn_gen.c user/learn_out.c
 # The loader: built with the skeleton that embeds the BPF object.
 LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c
 LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)

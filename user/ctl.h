@@ -45,7 +45,9 @@ struct ctl_run_opts {
 	bool learn;                /* a learning run (sharnessctl learn) */
 	const char *from;          /* learning: start from this policy (NULL: nothing) */
 	char from_file[4096];      /* learning: set to that policy's file */
+	char *from_text;           /* learning: its text when the run began (malloc'd) */
 };
+#define LEARN_FROM_MAX (1 << 20)
 
 /*
  * Runs cmd in a fresh tagged tree, supervised, and ends it (ctl_run.c).

@@ -26,6 +26,7 @@ struct learn_opts {
 	struct ctl_run_opts run;
 	const char *name, *output;
 	bool explain;
+	char workdir[PATH_MAX];    /* resolved: writes under it become one rule */
 };
 
 static int learn_opt(int opt, const char *arg, void *ctx)
@@ -63,6 +64,29 @@ static bool good_name(const char *s)
 	return true;
 }
 
+/* The work directory becomes one write rule: not the root, a home or a
+ * top-level directory. */
+static int check_workdir(struct learn_opts *o)
+{
+	const char *home = getenv("HOME"), *w = o->workdir;
+	int depth = 0;
+
+	if (!realpath(o->run.workdir ? o->run.workdir : ".", o->workdir)) {
+		fprintf(stderr, "sharnessctl: cannot resolve the work directory %s: %s\n",
+			o->run.workdir ? o->run.workdir : ".", strerror(errno));
+		return -1;
+	}
+	for (const char *p = w; *p; p++)
+		depth += *p == '/' && p[1];
+	if (depth < 2 || !strcmp(w, "/root") || (home && !strcmp(w, home)) ||
+	    (!strncmp(w, "/home/", 6) && depth == 2)) {
+		fprintf(stderr, "sharnessctl: the work directory %s would let the tree write "
+			"everywhere under it: give --workdir the job's own directory\n", w);
+		return -1;
+	}
+	return 0;
+}
+
 static int learn_parse(int argc, char **argv, struct learn_opts *o)
 {
 	static const struct option opts[] = {
@@ -88,7 +112,7 @@ static int learn_parse(int argc, char **argv, struct learn_opts *o)
 		return -1;
 	}
 	o->run.learn = true;
-	return optind;
+	return check_workdir(o) ? -1 : optind;
 }
 
 /* The learn records, one JSON object a line, into *v. */
@@ -117,22 +141,6 @@ static int parse_records(char *text, struct sh_jobj **v, size_t *n)
 		(*n)++;
 	}
 	return 0;
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &len, 0, f) < 0) {
-		free(buf);
-		buf = strdup("");
-	}
-	fclose(f);
-	return buf;
 }
 
 /* Writes the policy to path (through a temporary file and a rename) or,
@@ -177,21 +185,20 @@ static int learn_write(struct learn_opts *o, char **cmd, char *records)
 	struct sh_learn_in in = { .name = o->name, .from_name = o->run.from };
 	struct sh_buf pol, rev;
 	struct sh_jobj *recs = NULL;
-	char wd[PATH_MAX], command[1024], *from = NULL;
+	char command[1024];
 	size_t n = 0, added;
 	int err;
 
 	if (parse_records(records, &recs, &n))
 		goto fail;
-	if (o->run.from && !(from = read_all(o->run.from_file))) {
-		fprintf(stderr, "sharnessctl: cannot read %s, the file of policy %s: %s\n",
-			o->run.from_file, o->run.from, strerror(errno));
+	if (o->run.from && (!o->run.from_text || !o->run.from_text[0])) {
+		fprintf(stderr, "sharnessctl: no text of policy %s to add to\n", o->run.from);
 		goto fail;
 	}
-	in.workdir = realpath(o->run.workdir ? o->run.workdir : ".", wd) ? wd : NULL;
+	in.workdir = o->workdir;
 	join_command(cmd, command, sizeof(command));
 	in.command = command;
-	in.from_text = from;
+	in.from_text = o->run.from_text;
 	sh_buf_init(&pol);
 	sh_buf_init(&rev);
 	added = sh_learn_policy(&in, recs, n, &pol, &rev);
@@ -210,7 +217,6 @@ static int learn_write(struct learn_opts *o, char **cmd, char *records)
 	for (size_t i = 0; i < n; i++)
 		sh_jobj_free(&recs[i]);
 	free(recs);
-	free(from);
 	return err ? -1 : 0;
 fail:
 	for (size_t i = 0; i < n; i++)
@@ -233,6 +239,7 @@ int ctl_learn(int argc, char **argv)
 		fprintf(stderr, "sharnessctl: nothing learned: the run could not be set up or "
 			"ended\n");
 		free(records);
+		free(o.run.from_text);
 		return status == 0 ? LEARN_EXIT_SETUP : status;
 	}
 	if (status)
@@ -240,8 +247,10 @@ int ctl_learn(int argc, char **argv)
 			"what that run did\n", status);
 	if (learn_write(&o, argv + cmd, records ? records : (char *)"")) {
 		free(records);
+		free(o.run.from_text);
 		return LEARN_EXIT_SETUP;
 	}
 	free(records);
+	free(o.run.from_text);
 	return status;
 }

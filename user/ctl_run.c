@@ -262,6 +262,14 @@ static int run_begin(struct ctl_run_opts *o, const char *cmd, unsigned *run_id,
 
 		snprintf(o->from_file, sizeof(o->from_file), "%s", f ? f + 1 : "");
 		o->from_file[strcspn(o->from_file, "\n")] = 0;
+		/* Read now: the text of the policy the run is held to. */
+		if (o->from && !(o->from_text = calloc(1, LEARN_FROM_MAX)))
+			return -1;
+		ssize_t r = o->from ? sh_read_file(o->from_file, o->from_text, LEARN_FROM_MAX) : 0;
+
+		if (r < 0)
+			fprintf(stderr, "sharnessctl: cannot read %s, the file of policy %s: %s\n",
+				o->from_file, o->from, strerror((int)-r));
 	}
 	free(reply);
 	return 0;

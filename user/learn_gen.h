@@ -5,18 +5,20 @@
  * feed it records and read the policy text.
  *
  * What it makes of the records:
- *   exec          [exec] allow = the resolved file
- *   mmap-exec     [exec] lib = the file's directory (the loader, libraries)
+ *   exec          [exec] allow = the resolved file (never a directory)
+ *   mmap-exec     [exec] lib = the file's directory, if the tree cannot write
+ *                 there and it may be named whole; else the file
  *   file writes   [file] write = the work directory, a temporary directory,
- *                 a directory whose file names are made per run, or the file
- *   devices       [file] device = the node (terminals: /dev/pts/)
- *   unix sockets  [connect] allow = the socket; abstract = deny if unused
- *   [net]         connect = / bind = each endpoint reached; when the run
- *                 used none, every destination denied
- *   signals       [signal] scope = tree when nothing outside was signalled
- *   capabilities  [limits] capability = each one used
- * What a deny rule of the policy learned from refused is kept refused and
- * listed; what no rule can allow leaves its section out, with a comment.
+ *                 the directory of a name made for one run or of more than
+ *                 4 files, if it may be named whole; else the file
+ *   unix sockets  [connect] allow = the socket, deny = /; abstract = deny
+ *                 if unused
+ *   [net]         connect = / bind = each endpoint reached; none = for a
+ *                 kind the run never used
+ *   [signal]      scope = tree
+ * Refused while learning and suggested in comments: devices, capabilities,
+ * signals outside the tree. Listed as still refused: a deny rule's
+ * refusals, the wall's, socket kinds [net] refuses.
  */
 #ifndef SH_LEARN_GEN_H
 #define SH_LEARN_GEN_H
@@ -34,11 +36,13 @@ struct sh_learn_in {
 };
 
 /*
- * Writes the policy into *policy and, one line per rule added or object
- * left out ("+ [exec] allow = ..."), the review into *review. Records that
- * are not learn records are ignored. Returns the number of rules added.
+ * Writes the policy into *policy and, one line per rule added ("+"), rule
+ * suggested ("?") or use still refused ("!"), the review into *review.
+ * Takes learn records and the run's denials; ignores other records.
+ * Control characters in the records' strings are replaced in place.
+ * Returns the number of rules added.
  */
-size_t sh_learn_policy(const struct sh_learn_in *in, const struct sh_jobj *recs, size_t n,
+size_t sh_learn_policy(const struct sh_learn_in *in, struct sh_jobj *recs, size_t n,
 		       struct sh_buf *policy, struct sh_buf *review);
 
 /* Is this name made for one run (a pid, a time, a mktemp suffix)? */

@@ -24,6 +24,14 @@
 /* A learning run's records, at most (beyond: the run fails to learn). */
 #define LEARN_BUF_MAX (32u << 20)
 
+bool sh_learning_of(struct sh_daemon *d, uint32_t run_id)
+{
+	for (size_t i = 0; i < d->nlearning; i++)
+		if (d->learning[i].run_id == run_id)
+			return true;
+	return false;
+}
+
 static struct sh_learning *learning_find(struct sh_daemon *d, uint32_t run_id)
 {
 	for (size_t i = 0; i < d->nlearning; i++)
@@ -50,6 +58,35 @@ int sh_learning_add_policies(struct sh_daemon *d, struct sh_policy_set *set)
 		set->n++;
 	}
 	return 0;
+}
+
+int sh_learning_adopt(struct sh_daemon *d, struct sh_policy_set *set)
+{
+	size_t n;
+	const struct sh_tag_entry *t = sh_enforcer_tags(d->enf, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct sh_learning *v, l = { .run_id = t[i].run_id, .orphan = true };
+
+		if (t[i].from_policy || !t[i].run_id || strncmp(t[i].policy, "learn.", 6) ||
+		    sh_policy_find(set, t[i].policy) || learning_find(d, t[i].run_id))
+			continue;
+		v = realloc(d->learning, (d->nlearning + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->learning = v;
+		/* Every allowlist empty, in enforce mode: fail closed. */
+		l.pol.name = strdup(t[i].policy);
+		if (!l.pol.name)
+			return -ENOMEM;
+		l.pol.mode = SH_MODE_ENFORCE;
+		l.pol.learn_all = true;
+		sh_buf_init(&l.recs);
+		d->learning[d->nlearning++] = l;
+		sh_log("learning run %u (%s) outlived the daemon that began it: it is refused "
+		       "every use until it ends", l.run_id, l.pol.name);
+	}
+	return sh_learning_add_policies(d, set);
 }
 
 /* Puts the policies in force again, with extra added and without the
@@ -157,17 +194,21 @@ int sh_learn_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	return 0;
 }
 
-void sh_learning_record(struct sh_daemon *d, uint32_t run_id, const struct sh_buf *rec)
+bool sh_learning_record(struct sh_daemon *d, uint32_t run_id, const struct sh_buf *rec)
 {
 	struct sh_learning *l = learning_find(d, run_id);
 
-	if (!l || l->overflow)
-		return;
-	if (l->recs.len + rec->len > LEARN_BUF_MAX) {
+	if (!l)
+		return true;    /* a run that ended: logged, learned by nobody */
+	if (l->overflow || l->recs.len + rec->len > LEARN_BUF_MAX) {
+		/* The run uses more than can be learned: it fails at its end,
+		 * and the log stops taking its records. */
 		l->overflow = true;
-		return;
+		l->unlogged++;
+		return false;
 	}
 	sh_buf_write(&l->recs, rec->p, rec->len);   /* ends with its newline */
+	return true;
 }
 
 /* learn-end ID STATUS KILLED: ends the run as run-end does, then replies
@@ -179,13 +220,22 @@ int sh_learn_end(struct sh_daemon *d, int fd, int argc, char **argv)
 	int ret = 0;
 
 	if (!l) {
-		sh_ctl_reply(fd, 'E', "run %s is not learning\n", argv[1]);
+		sh_run_end(d, fd, argc, argv);
+		sh_ctl_reply(fd, 'E', "run %s was not learning here: nothing learned\n", argv[1]);
 		return SH_EXIT_FAIL;
 	}
 	sh_run_end(d, fd, argc, argv);
+	if (l->orphan) {
+		sh_ctl_reply(fd, 'E', "sharnessd restarted during learning run %u: nothing "
+			     "learned\n", id);
+		ret = SH_EXIT_FAIL;
+	}
 	if (l->overflow || l->recs.oom) {
 		sh_ctl_reply(fd, 'E', "run %u used more objects than can be learned in one run "
-			     "(%u MiB of records)\n", id, LEARN_BUF_MAX >> 20);
+			     "(%u MiB of records; %llu more not logged)\n", id, LEARN_BUF_MAX >> 20,
+			     (unsigned long long)l->unlogged);
+		sh_log("learning run %u: %llu learn records beyond %u MiB not logged", id,
+		       (unsigned long long)l->unlogged, LEARN_BUF_MAX >> 20);
 		ret = SH_EXIT_FAIL;
 	}
 	for (size_t off = 0; !ret && off < l->recs.len; off += 4000) {

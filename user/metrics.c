@@ -76,7 +76,7 @@ const char *sh_metrics_digest(struct sh_daemon *d, char out[17])
 		ssize_t r;
 		int fd;
 
-		if (set->pols[i].mode == SH_MODE_LEARN)
+		if (!file)
 			continue;   /* a learning run's, made in memory: not the host's policy */
 		base = strrchr(file, '/');
 		fd = open(file, O_RDONLY | O_CLOEXEC);

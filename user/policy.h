@@ -76,6 +76,10 @@ struct sh_net_rule {
 
 #define SH_MAX_NET_RULES_PER_POLICY 256
 
+/* net_none[] index of `connect = none` and `bind = none`: the allowlist of
+ * that kind is on and holds nothing. */
+enum { SH_NET_NONE_CONNECT = 0, SH_NET_NONE_BIND = 1 };
+
 /* Does a's address prefix contain b's? */
 bool sh_net_rule_covers(const struct sh_net_rule *a, const struct sh_net_rule *b);
 
@@ -97,6 +101,7 @@ struct sh_policy {
 	struct sh_net_rule *net;  /* [net], in file order, deduplicated */
 	size_t nnet;
 	bool learn_all;           /* SH_MODE_LEARN from nothing: every kind is learned */
+	int net_none[2];          /* line of `connect = none`, `bind = none` (0: none) */
 };
 
 struct sh_policy_set {

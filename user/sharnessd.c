@@ -321,7 +321,7 @@ static int start_enforcing(struct sh_daemon *d, struct proc *p)
 	err = set_host(d);
 	if (err)
 		return err;
-	if (sh_enforcer_apply(d->enf, &p->set, &p->errs))
+	if (sh_learning_adopt(d, &p->set) || sh_enforcer_apply(d->enf, &p->set, &p->errs))
 		return policy_failed(d, p, "cannot apply the policy in");
 	return 0;
 }

@@ -63,27 +63,20 @@ static __always_inline long lsm_ret(long ret)
 /* ---- learning ------------------------------------------------------------ */
 
 /*
- * What a learning run lets through (and reports once): what the policy's
- * rules decide, which a learned rule can allow. The wall -- forbidden
- * operations, the daemon's own objects, paths that cannot be resolved,
- * deleted executables, malformed addresses, rerouting options, processes
- * outside the tree traced -- refuses as it does in every mode.
+ * What a learning run lets through (and reports once): a use that only an
+ * allowlist the policy lacks refuses -- an exec, mapping, write, unix or
+ * inet endpoint, a socket kind -- which a learned rule can allow. The rest
+ * is refused as in enforce mode, and logged as a denial the learned policy
+ * lists for review: the wall (forbidden operations, the daemon's objects,
+ * unresolvable paths, deleted executables, bad addresses, rerouting
+ * options), a deny rule of the policy learned from, devices beyond the
+ * default set (a raw disk rewrites any file), capabilities beyond the
+ * tree's, and signals outside the tree (the run's own supervisor).
  */
 static __always_inline bool learnable(const struct refusal *w, __u32 reason)
 {
-	switch (reason) {
-	case SH_WHY_RULE:
-	case SH_WHY_DEFAULT:
-	case SH_WHY_ABSTRACT:
-	case SH_WHY_DEVICE:
-	case SH_WHY_SOCKET:
-		return true;
-	case SH_WHY_SCOPE:
-		return w->hook == SH_HOOK_SIGNAL;
-	case SH_WHY_FORBIDDEN:
-		return w->hook == SH_HOOK_CAPABILITY; /* [limits] capability = */
-	}
-	return false;
+	(void)w;
+	return reason == SH_WHY_DEFAULT || reason == SH_WHY_ABSTRACT || reason == SH_WHY_SOCKET;
 }
 
 #define FNV_PRIME 0x100000001b3ull

@@ -10,7 +10,7 @@
 
 NET=$SH_BUILD/tests/vm/net
 # Outside /tmp: the learned /tmp/ rule (gcc's temporary files) would cover it.
-W=/home/sharness-learn-$$
+W=/home/ci-$$/work
 rm -rf "$W"
 mkdir -p "$W"
 cat >"$SH_TMP/policies/tbase.policy" <<P
@@ -120,7 +120,7 @@ pol=$(cat "$SH_TMP/policies/tsh.policy")
 check_match "tsh: the script itself and its interpreter are allowed" "$pol" \
 	$'\nallow = '"$W/sh/job.sh "'.*'$'\nallow = /usr/bin/bash '
 check_match "tsh: nothing signalled outside: scope = tree" "$pol" $'\nscope = tree '
-check_match "tsh: no network used: every destination denied" "$pol" $'\ndeny = any 0.0.0.0/0 '
+check_match "tsh: no network used: none allowed" "$pol" $'\nconnect = none .*\nbind = none '
 rm -rf "$W/sh/out"
 enforce tsh "$W/sh" "$W/sh/job.sh"
 check "tsh: the same script under the learned policy" "$RC/$(cat "$SH_TMP/last.out")" "0/copy"
@@ -204,6 +204,31 @@ check "twall: a write the rules decide: let through" "$(sed -n 2p "$SH_TMP/twall
 check "twall: the refusal is a violation record (deny)" \
 	"$(audit_count '(.policy | startswith("learn.")) and .hook == "signal" and .action == "deny" and .reason == "sharnessd is protected"')" 1
 check "twall: sharnessd lives" "$(kill -0 "$DAEMON_PID" && echo alive)" alive
+check_match "twall: the learned policy lists the refusal, as no rule" "$(cat "$SH_TMP/policies/twall.policy")" \
+	$'\n# no rule allows it: signal kill [0-9]+ \\(sharnessd is protected\\)'
+check "twall: and allows nothing for it" "$(grep -c '^scope = any' "$SH_TMP/policies/twall.policy")" 0
+out=$($CTL learn --policy tw2 --workdir / -- /usr/bin/true 2>&1); rc=$?
+check "a work directory of / : refused (125)" "$rc" 125
+check_match "and says why" "$out" "would let the tree write everywhere"
+
+# ---- a daemon restarted during a learning run starts, and holds that run
+# to a policy that refuses every use; the run learns nothing
+mkfifo "$SH_TMP/go"
+$CTL learn --policy torph --workdir "$W" --output "$SH_TMP/torph.policy" -- \
+	/usr/bin/bash -c "echo started; read -r _ <$SH_TMP/go; (echo x >$W/after) 2>/dev/null && echo wrote || echo refused" \
+	>"$SH_TMP/torph.out" 2>"$SH_TMP/torph.err" &
+lpid=$!
+wait_until grep -q started "$SH_TMP/torph.out"
+stop_daemon
+start_daemon
+check_match "a learning run outlived its daemon: the new one starts" "$DAEMON_PID" '^[0-9]+$'
+check_match "its log says what it did with the run" "$(cat "$SH_TMP/daemon.err")" \
+	"learning run [0-9]+ \(learn\.[0-9]+\) outlived the daemon that began it"
+echo go >"$SH_TMP/go"
+wait $lpid
+check "the run's next write is refused" "$(tail -1 "$SH_TMP/torph.out")" "refused"
+check_match "learn says nothing was learned" "$(cat "$SH_TMP/torph.err")" "restarted during learning run"
+check "and writes no policy" "$(test -e "$SH_TMP/torph.policy" && echo written)" ""
 
 # ---- bad input
 out=$($CTL learn --policy 'bad name' -- /usr/bin/true 2>&1); rc=$?
@@ -215,5 +240,5 @@ check_match "names the loaded ones" "$out" "tbase"
 check "no learning policy left loaded" "$($CTL status | grep -c 'learn\.')" 0
 check "no run cgroup left" "$(ls -d /sys/fs/cgroup/sharness/run-* 2>/dev/null | wc -l)" 0
 check_log_valid
-rm -rf "$W"
+rm -rf "/home/ci-$$"
 cleanup
