@@ -50,6 +50,9 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 		act = lookup_rule(s, m, SH_KEY_CONNECT, len);
 		if (act == SH_ACT_DENY)
 			return report(m, s, &w, SH_WHY_RULE, len);
+		/* Learning from nothing: every socket the tree reaches. */
+		if ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW)
+			return report(m, s, &w, SH_WHY_DEFAULT, len);
 		return 0;
 	}
 	/* No file: an abstract name (sun_path starts with NUL), or unnamed. */

@@ -72,6 +72,13 @@ enum sh_policy_flags {
 	SH_PF_NET            = 1u << 9, /* has [net] rules: only plain TCP/UDP/ping inet sockets */
 	SH_PF_NET_CONNECT    = 1u << 10, /* has [net] connect rules: other destinations refused */
 	SH_PF_NET_BIND       = 1u << 11, /* has [net] bind rules: other binds and listens refused */
+	/*
+	 * Learning (sharnessctl learn): what the policy's rules would refuse
+	 * is let through and reported once per (tree, operation, object) as
+	 * a learn record; the wall (what no rule can lift) still refuses.
+	 */
+	SH_PF_LEARN          = 1u << 12,
+	SH_PF_LEARN_ALL      = 1u << 13, /* learning from nothing: every unix connect too */
 };
 
 /*
@@ -188,6 +195,22 @@ struct sh_inode_key {
 	__u32 pad;
 };
 
+/*
+ * Key of the learning map (LRU): one learn record per tree, hook and
+ * operation, record flags and object (a 64-bit hash of the path, address,
+ * open flags, signal, target). A key evicted or hashed alike costs at most
+ * a repeated record or, for a collision, one object left out of the learned
+ * policy, which its first enforcing run then reports.
+ */
+#define SH_MAX_LEARNED 65536
+struct sh_learn_key {
+	__u64 origin;
+	__u64 hash;
+	__u16 hook;
+	__u16 op;
+	__u32 flags;
+};
+
 /* Hooks, as reported in events and counters. */
 enum sh_hook {
 	SH_HOOK_EXEC    = 1,
@@ -275,6 +298,7 @@ enum sh_op {
 enum sh_event_action {
 	SH_EV_DENY  = 1, /* refused */
 	SH_EV_AUDIT = 2, /* would have been refused (mode = audit) */
+	SH_EV_LEARN = 3, /* first use of an object a learning run's rules would refuse */
 };
 
 /* Why a decision was made, for the audit log. */
@@ -344,7 +368,9 @@ enum sh_counter_what {
 /* Room for hooks to come, so adding one does not change the map's layout. */
 #define SH_CNT_HOOK_SLOTS   32
 #define SH_CNT_DROPPED      (SH_CNT_HOOK_SLOTS * SH_CNT_WHAT_MAX) /* ring buffer full */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 1)
+#define SH_CNT_LEARNED      (SH_CNT_DROPPED + 1) /* learn records sent */
+#define SH_CNT_LEARN_DUP    (SH_CNT_DROPPED + 2) /* learning: uses already reported */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 3)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps
@@ -360,6 +386,7 @@ SH_LAYOUT(struct sh_policy_conf, 16);
 SH_LAYOUT(struct sh_cgroup_tag, 8);
 SH_LAYOUT(struct sh_task, 24);
 SH_LAYOUT(struct sh_inode_key, 16);
+SH_LAYOUT(struct sh_learn_key, 24);
 SH_LAYOUT(struct sh_net_key, 24);
 SH_LAYOUT(struct sh_net_rules, 8 + 8 * SH_NET_RULES_PER_KEY);
 _Static_assert(SH_HOOK_MAX <= SH_CNT_HOOK_SLOTS, "counter slots for every hook");

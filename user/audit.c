@@ -248,9 +248,11 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	sh_fmt_time(ts, sizeof(ts), sh_mono_to_real(ev->ktime_ns));
 	sh_json_begin(b);
 	put_str(b, "time", ts);
-	put_str(b, "event", "violation");
+	/* Learn records are kept apart: never counted or shown as violations. */
+	put_str(b, "event", ev->action == SH_EV_LEARN ? "learn" : "violation");
 	put_str(b, "policy", policy ? policy : "?");
-	put_str(b, "action", ev->action == SH_EV_AUDIT ? "audit" : "deny");
+	put_str(b, "action", ev->action == SH_EV_LEARN ? "learn" :
+			     ev->action == SH_EV_AUDIT ? "audit" : "deny");
 	put_str(b, "hook", sh_hook_name(ev->hook));
 	sh_json_uint_field(b, "pid", ev->tgid);
 	sh_json_uint_field(b, "tid", ev->pid);
@@ -323,7 +325,7 @@ static const char *or_null(const char *s)
 	return s ? s : "(null)";
 }
 
-void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj)
+void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj, bool no_time)
 {
 	const char *ev = sh_jobj_get(obj, "event"), *t = or_null(sh_jobj_get(obj, "time"));
 	const char *comm = sh_jobj_get(obj, "comm"), *pid = sh_jobj_get(obj, "pid");
@@ -333,8 +335,10 @@ void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj)
 	bool sub = op && hook && strcmp(op, hook);
 	char what[96];
 
-	if (!ev || strcmp(ev, "violation")) {
-		sh_buf_printf(out, "%s -- %s", t, ev ? ev : "?");
+	if (!no_time)
+		sh_buf_printf(out, "%s ", t);
+	if (!ev || (strcmp(ev, "violation") && strcmp(ev, "learn"))) {
+		sh_buf_printf(out, "-- %s", ev ? ev : "?");
 		for (size_t i = 0; i < obj->n; i++)
 			if (strcmp(obj->kv[i].key, "time") && strcmp(obj->kv[i].key, "event"))
 				sh_buf_printf(out, " %s=%s", obj->kv[i].key, obj->kv[i].val);
@@ -343,7 +347,7 @@ void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj)
 	}
 	snprintf(what, sizeof(what), "%s%s%s%s", hook ? hook : "?", sub ? "/" : "", sub ? op : "",
 		 access && !strcmp(access, "write") ? " write" : "");
-	sh_buf_printf(out, "%s %s %s %s %s[%s] %s%s%s%s\n", t, pol ? pol : "?",
+	sh_buf_printf(out, "%s %s %s %s[%s] %s%s%s%s\n", pol ? pol : "?",
 		      or_null(sh_jobj_get(obj, "action")), what, comm ? comm : "?", pid ? pid : "?",
 		      or_null(sh_jobj_get(obj, "target")), reason ? " (" : "", reason ? reason : "",
 		      reason ? ")" : "");

@@ -6,6 +6,7 @@
 #ifndef SH_AUDIT_H
 #define SH_AUDIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "json.h"
@@ -35,8 +36,9 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 /* Starts a daemon-side record: {"time":...,"event":EVENT (fields follow). */
 void sh_audit_begin_meta(struct sh_buf *b, const char *event);
 /* A record on one line of text, as `sharnessctl log` shows it: a
- * violation as "TIME POLICY ACTION HOOK[/OP][ write] COMM[PID] TARGET
- * (REASON)", any other record as "TIME -- EVENT key=value...". */
-void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj);
+ * violation (or learn record) as "TIME POLICY ACTION HOOK[/OP][ write]
+ * COMM[PID] TARGET (REASON)", any other record as "TIME -- EVENT
+ * key=value..."; without "TIME " when no_time (log -o cat). */
+void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj, bool no_time);
 
 #endif

@@ -138,6 +138,15 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 
 	if (p->mode == SH_MODE_AUDIT)
 		f |= SH_PF_AUDIT;
+	if (p->mode == SH_MODE_LEARN)
+		f |= SH_PF_LEARN;
+	/* Learning from nothing: every allowlist empty, so every exec, write,
+	 * connect, bind, signal outside the tree and unix socket is reported
+	 * (in enforce mode: refused, for a learning run whose daemon is gone). */
+	if (p->learn_all)
+		f |= SH_PF_LEARN_ALL | SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES |
+		     SH_PF_FILE_WRITELIST | SH_PF_SIGNAL_TREE | SH_PF_CONNECT_RULES |
+		     SH_PF_ABSTRACT_DENY | SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND;
 	if (p->abstract_deny)
 		f |= SH_PF_ABSTRACT_DENY;
 	if (p->signal_scope == SH_SCOPE_TREE)
@@ -148,6 +157,10 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 		if (ki)
 			f |= ki->flags;
 	}
+	if (p->net_none[SH_NET_NONE_CONNECT])
+		f |= SH_PF_NET | SH_PF_NET_CONNECT;
+	if (p->net_none[SH_NET_NONE_BIND])
+		f |= SH_PF_NET | SH_PF_NET_BIND;
 	for (size_t i = 0; i < p->nnet; i++)
 		f |= SH_PF_NET | (p->net[i].kind == SH_NETR_CONNECT ? SH_PF_NET_CONNECT :
 				  p->net[i].kind == SH_NETR_BIND ? SH_PF_NET_BIND : 0);

@@ -9,7 +9,10 @@
 #define SH_CTL_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+
+#include "reslimit.h"
 
 /* The daemon's control socket (--socket). */
 extern const char *ctl_sock_path;
@@ -32,6 +35,30 @@ int ctl_getopt(int argc, char **argv, const char *shortopts, const struct option
 
 /* sharnessctl run ... -- CMD [ARG...]; returns the exit status. */
 int ctl_run(int argc, char **argv);
+
+/* What a run is given: sharnessctl run's options, and learn's. */
+struct ctl_run_opts {
+	const char *policy, *workdir, *user;
+	unsigned long pids_max;
+	unsigned long timeout;
+	struct sh_limits limits;   /* over the policy's [limits] */
+	bool learn;                /* a learning run (sharnessctl learn) */
+	const char *from;          /* learning: start from this policy (NULL: nothing) */
+	char from_file[4096];      /* learning: set to that policy's file */
+	char *from_text;           /* learning: its text when the run began (malloc'd) */
+};
+#define LEARN_FROM_MAX (1 << 20)
+
+/*
+ * Runs cmd in a fresh tagged tree, supervised, and ends it (ctl_run.c).
+ * For a learning run, *learned gets the run's learn records (JSON lines,
+ * malloc'd). Returns sharnessctl's exit status: the command's, or 124
+ * (timeout), 125 (set-up), 128+N; *setup_failed says whether the run or
+ * its end could not be set up or reported (nothing to learn from then).
+ */
+int ctl_run_tree(struct ctl_run_opts *o, char **cmd, char **learned, int *setup_failed);
+/* sharnessctl learn ...; returns the exit status. */
+int ctl_learn(int argc, char **argv);
 /* sharnessctl log ...; returns the exit status. */
 int ctl_log(int argc, char **argv);
 

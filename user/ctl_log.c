@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "control.h"
 #include "ctl.h"
 #include "json.h"
@@ -26,6 +27,7 @@
 
 struct log_opts {
 	bool follow, json;
+	bool cat;                    /* -o cat: no time in front of each line */
 	const char *policy, *run, *hook, *action;
 	char since[40], until[40];   /* record times, as the log writes them */
 	long last;
@@ -103,45 +105,15 @@ static bool parse_when(const char *s, char *out, size_t n)
 	return true;
 }
 
-/* A violation on one line: time, policy, action, hook (and the operation
- * where it says more, with "write" for a write), comm[pid], target and the
- * reason if any. */
-static void show_violation(const struct sh_jobj *obj, const char *pol)
-{
-	const char *comm = sh_jobj_get(obj, "comm"), *pid = sh_jobj_get(obj, "pid");
-	const char *reason = sh_jobj_get(obj, "reason"), *hook = sh_jobj_get(obj, "hook");
-	const char *op = sh_jobj_get(obj, "op"), *access = sh_jobj_get(obj, "access");
-	char what[96];
-
-	snprintf(what, sizeof(what), "%s%s%s%s", hook ? hook : "?",
-		 op && hook && strcmp(op, hook) ? "/" : "", op && hook && strcmp(op, hook) ? op : "",
-		 access && !strcmp(access, "write") ? " write" : "");
-	printf("%s %s %s %s %s[%s] %s%s%s%s\n", sh_jobj_get(obj, "time"),
-	       pol ? pol : "?", sh_jobj_get(obj, "action"), what,
-	       comm ? comm : "?", pid ? pid : "?", sh_jobj_get(obj, "target"),
-	       reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
-}
-
-/* Any other event: time, event, then its other fields as key=value. */
-static void show_event(const struct sh_jobj *obj, const char *ev)
-{
-	printf("%s -- %s", sh_jobj_get(obj, "time"), ev ? ev : "?");
-	for (size_t i = 0; i < obj->n; i++)
-		if (strcmp(obj->kv[i].key, "time") && strcmp(obj->kv[i].key, "event"))
-			printf(" %s=%s", obj->kv[i].key, obj->kv[i].val);
-	printf("\n");
-}
-
 static void show_line(const struct log_opts *o, const char *line, size_t len)
 {
 	struct sh_jobj obj = {};
-	const char *ev, *pol;
+	struct sh_buf text;
 
 	if (sh_json_parse_flat(line, len, &obj) < 0) {
 		fprintf(stderr, "sharnessctl: skipping a line that is not a JSON record\n");
 		return;
 	}
-	pol = sh_jobj_get(&obj, "policy");
 	if (!passes(o, &obj))
 		goto out;
 	if (o->json) {
@@ -149,11 +121,11 @@ static void show_line(const struct log_opts *o, const char *line, size_t len)
 		fputc('\n', stdout);
 		goto out;
 	}
-	ev = sh_jobj_get(&obj, "event");
-	if (ev && strcmp(ev, "violation") == 0)
-		show_violation(&obj, pol);
-	else
-		show_event(&obj, ev);
+	sh_buf_init(&text);
+	sh_audit_text(&text, &obj, o->cat);
+	if (text.len)
+		fwrite(text.p, 1, text.len, stdout);
+	sh_buf_free(&text);
 out:
 	fflush(stdout);
 	sh_jobj_free(&obj);
@@ -259,6 +231,16 @@ static int log_opt(int opt, const char *arg, void *ctx)
 	switch (opt) {
 	case 'f': o->follow = true; break;
 	case 'j': o->json = true; break;
+	case 'o':
+		if (!strcmp(arg, "json")) {
+			o->json = true;
+		} else if (!strcmp(arg, "cat")) {
+			o->cat = true;
+		} else if (strcmp(arg, "short")) {
+			fprintf(stderr, "sharnessctl: bad -o '%s' (want short, json or cat)\n", arg);
+			return 1;
+		}
+		break;
 	case 'p': o->policy = arg; break;
 	case 'n': {
 		char *end;
@@ -275,8 +257,9 @@ static int log_opt(int opt, const char *arg, void *ctx)
 	case 'r': o->run = arg; break;
 	case 'H': o->hook = arg; break;
 	case 'a':
-		if (strcmp(arg, "deny") && strcmp(arg, "audit")) {
-			fprintf(stderr, "sharnessctl: bad --action '%s' (want deny or audit)\n", arg);
+		if (strcmp(arg, "deny") && strcmp(arg, "audit") && strcmp(arg, "learn")) {
+			fprintf(stderr, "sharnessctl: bad --action '%s' (want deny, audit or "
+				"learn)\n", arg);
 			return 1;
 		}
 		o->action = arg;
@@ -329,6 +312,7 @@ int ctl_log(int argc, char **argv)
 		{ "action", required_argument, 0, 'a' },
 		{ "since", required_argument, 0, 'S' },
 		{ "until", required_argument, 0, 'U' },
+		{ "output", required_argument, 0, 'o' },
 		{ 0 }
 	};
 	struct log_opts o = { .last = -1 };
@@ -337,7 +321,7 @@ int ctl_log(int argc, char **argv)
 	int ret = 0;
 	FILE *f;
 
-	if (ctl_getopt(argc, argv, "fjp:n:F:r:H:a:S:U:", opts, log_opt, &o))
+	if (ctl_getopt(argc, argv, "fjp:n:F:r:H:a:S:U:o:", opts, log_opt, &o))
 		return SH_EXIT_FAIL;
 	f = log_open(&o, &path);
 	if (!f) {

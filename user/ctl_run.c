@@ -34,13 +34,6 @@
 #define RUN_EXIT_TIMEOUT 124
 #define RUN_EXIT_SETUP   125
 
-struct run_opts {
-	const char *policy, *workdir, *user;
-	unsigned long pids_max;
-	unsigned long timeout;
-	struct sh_limits limits;   /* over the policy's [limits] */
-};
-
 /* How the supervision ended. */
 struct run_end {
 	int status;		/* the command's wait status */
@@ -108,7 +101,7 @@ static int exec_status(int err)
 	return (err == ENOENT || err == ENOTDIR) ? 127 : 126;
 }
 
-static void child(const struct run_opts *o, const char *cg, char **cmd)
+static void child(const struct ctl_run_opts *o, const char *cg, char **cmd)
 {
 	char procs[512];
 	int err;
@@ -162,13 +155,13 @@ static void child(const struct run_opts *o, const char *cg, char **cmd)
 	fprintf(stderr, "sharnessctl: cannot execute %s: %s\n", cmd[0], strerror(err));
 	if (err == EPERM)
 		fprintf(stderr, "sharnessctl: refused by policy '%s' (see sharnessctl log "
-			"--policy %s)\n", o->policy, o->policy);
+			"--policy %s)\n", o->policy ? o->policy : "learn", o->policy ? o->policy : "learn");
 	_exit(exec_status(err));
 }
 
 static int run_opt(int opt, const char *arg, void *ctx)
 {
-	struct run_opts *o = ctx;
+	struct ctl_run_opts *o = ctx;
 	char *end;
 
 	switch (opt) {
@@ -212,7 +205,7 @@ static int run_opt(int opt, const char *arg, void *ctx)
 }
 
 /* Returns the index of CMD in argv, or -1 after saying what is wrong. */
-static int run_parse(int argc, char **argv, struct run_opts *o)
+static int run_parse(int argc, char **argv, struct ctl_run_opts *o)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, 0, 'p' },
@@ -238,11 +231,14 @@ static int run_parse(int argc, char **argv, struct run_opts *o)
 
 /* The daemon creates and tags the run's cgroup: returns 0 with its id and
  * path, or -1 after saying why not. */
-static int run_begin(const struct run_opts *o, const char *cmd, unsigned *run_id,
+static int run_begin(struct ctl_run_opts *o, const char *cmd, unsigned *run_id,
 		     char cg[static 256])
 {
 	char pids[32], *reply = NULL, words[4][48];
-	const char *req[8] = { "run-begin", o->policy, pids, cmd };
+	/* A learning run is tagged with a policy the daemon makes for it:
+	 * from nothing ("-") or from --from's. */
+	const char *req[8] = { o->learn ? "learn-begin" : "run-begin",
+			       o->learn ? (o->from ? o->from : "-") : o->policy, pids, cmd };
 	size_t n = sh_limits_words(&o->limits, words);
 	int ret;
 
@@ -259,6 +255,21 @@ static int run_begin(const struct run_opts *o, const char *cmd, unsigned *run_id
 		fprintf(stderr, "sharnessctl: bad reply from sharnessd: %s\n", reply);
 		free(reply);
 		return -1;
+	}
+	if (o->learn) {
+		/* learn-begin adds a line: the file of the policy learned from. */
+		char *f = strchr(reply, '\n');
+
+		snprintf(o->from_file, sizeof(o->from_file), "%s", f ? f + 1 : "");
+		o->from_file[strcspn(o->from_file, "\n")] = 0;
+		/* Read now: the text of the policy the run is held to. */
+		if (o->from && !(o->from_text = calloc(1, LEARN_FROM_MAX)))
+			return -1;
+		ssize_t r = o->from ? sh_read_file(o->from_file, o->from_text, LEARN_FROM_MAX) : 0;
+
+		if (r < 0)
+			fprintf(stderr, "sharnessctl: cannot read %s, the file of policy %s: %s\n",
+				o->from_file, o->from, strerror((int)-r));
 	}
 	free(reply);
 	return 0;
@@ -296,7 +307,7 @@ static void run_wait(int sfd, int tfd, pid_t pid, struct run_end *e)
 
 /* Starts CMD in the cgroup and supervises it until it ends. Returns -1 if
  * it could not be started. */
-static int run_supervise(const struct run_opts *o, const char *cg, char **cmd,
+static int run_supervise(const struct ctl_run_opts *o, const char *cg, char **cmd,
 			 struct run_end *e)
 {
 	int sfd, tfd = -1;
@@ -378,37 +389,43 @@ static void report_usage(unsigned run_id, const char *cg)
 			"in all\n", run_id, (unsigned long long)nthr, (double)thr / 1e6);
 }
 
-/* The daemon logs the run's last events, untags and removes the cgroup. */
-static void run_finish(unsigned run_id, const char *cg, int exit_code, const char *st, int killed)
+/* The daemon logs the run's last events, untags and removes the cgroup;
+ * for a learning run it replies with the run's learn records (*learned).
+ * Returns -1 when the daemon did not take the end. */
+static int run_finish(unsigned run_id, const char *cg, int exit_code, const char *st, int killed,
+		      char **learned)
 {
 	char id[32], killed_s[16];
-	const char *req[] = { "run-end", id, exit_code == RUN_EXIT_SETUP ? "setup-failed" : st,
-			      killed_s };
+	const char *req[] = { learned ? "learn-end" : "run-end", id,
+			      exit_code == RUN_EXIT_SETUP ? "setup-failed" : st, killed_s };
 	int ret;
 
 	snprintf(id, sizeof(id), "%u", run_id);
 	snprintf(killed_s, sizeof(killed_s), "%d", exit_code == RUN_EXIT_SETUP ? 0 : killed);
-	ret = sh_ctl_call(ctl_sock_path, 4, req, stdout, stderr);
+	if (learned)
+		ret = sh_ctl_call_capture(ctl_sock_path, 4, req, learned, stderr);
+	else
+		ret = sh_ctl_call(ctl_sock_path, 4, req, stdout, stderr);
 	if (ret != 0)
 		fprintf(stderr, "sharnessctl: could not report the end of run %u to sharnessd (%s)\n",
 			run_id, ret < 0 ? strerror(-ret) : "refused");
 	if (rmdir(cg) < 0 && errno != ENOENT)
 		fprintf(stderr, "sharnessctl: cannot remove %s: %s\n", cg, strerror(errno));
+	return ret ? -1 : 0;
 }
 
-int ctl_run(int argc, char **argv)
+int ctl_run_tree(struct ctl_run_opts *o, char **cmd, char **learned, int *setup_failed)
 {
-	struct run_opts o = {};
 	struct run_end e = {};
 	char cg[256], st[32] = "";
 	unsigned run_id;
-	int cmd, killed = 0, exit_code;
+	int killed = 0, exit_code;
 	pid_t pid;
 
-	cmd = run_parse(argc, argv, &o);
-	if (cmd < 0 || run_begin(&o, argv[cmd], &run_id, cg) < 0)
+	*setup_failed = 1;
+	if (run_begin(o, cmd[0], &run_id, cg) < 0)
 		return RUN_EXIT_SETUP;
-	pid = run_supervise(&o, cg, argv + cmd, &e);
+	pid = run_supervise(o, cg, cmd, &e);
 	if (pid < 0) {
 		exit_code = RUN_EXIT_SETUP;
 	} else {
@@ -417,11 +434,23 @@ int ctl_run(int argc, char **argv)
 			/* The command itself was among those killed. */
 			waitpid(pid, &e.status, 0);
 		}
-		exit_code = run_verdict(&e, run_id, o.timeout, st, sizeof(st));
+		exit_code = run_verdict(&e, run_id, o->timeout, st, sizeof(st));
 		report_usage(run_id, cg);
 		fprintf(stderr, "sharnessctl: run %u ended (%s); killed %d process%s left in %s\n",
 			run_id, st, killed, killed == 1 ? "" : "es", cg);
 	}
-	run_finish(run_id, cg, exit_code, st, killed);
+	if (run_finish(run_id, cg, exit_code, st, killed, learned) == 0 && exit_code != RUN_EXIT_SETUP)
+		*setup_failed = 0;
 	return exit_code;
+}
+
+int ctl_run(int argc, char **argv)
+{
+	struct ctl_run_opts o = {};
+	int cmd, setup_failed;
+
+	cmd = run_parse(argc, argv, &o);
+	if (cmd < 0)
+		return RUN_EXIT_SETUP;
+	return ctl_run_tree(&o, argv + cmd, NULL, &setup_failed);
 }

@@ -24,6 +24,16 @@ struct sh_run_count {
 	uint64_t denials;
 };
 
+/* A learning run (learning.c): its policy, made in memory, and its records. */
+struct sh_learning {
+	uint32_t run_id;
+	struct sh_policy pol;
+	struct sh_buf recs;             /* learn records, JSON lines */
+	bool overflow;                  /* more than can be kept: the learning fails */
+	uint64_t unlogged;              /* learn records past that, not logged */
+	bool orphan;                    /* begun under a previous daemon: learns nothing */
+};
+
 struct sh_daemon {
 	const char *policy_dir;
 	const char *audit_path;
@@ -41,6 +51,8 @@ struct sh_daemon {
 	struct sh_run_count *runs;
 	size_t nruns;
 	struct sh_metrics metrics;
+	struct sh_learning *learning;   /* runs of `sharnessctl learn` going on */
+	size_t nlearning;
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any
@@ -72,6 +84,20 @@ void sh_req_serve(struct sh_daemon *d, int lfd);
 int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv);
 int sh_run_end(struct sh_daemon *d, int fd, int argc, char **argv);
 void sh_run_count_denial(struct sh_daemon *d, uint32_t run_id);
+
+/* learning.c: the learn-begin and learn-end requests; a learn record of
+ * a learning run (rec: its JSON line); the learning policies of the runs
+ * going on, added to a set about to be applied (0, -EEXIST, -ENOMEM). */
+int sh_learn_begin(struct sh_daemon *d, int fd, int argc, char **argv);
+int sh_learn_end(struct sh_daemon *d, int fd, int argc, char **argv);
+bool sh_learning_of(struct sh_daemon *d, uint32_t run_id);
+/* Keeps rec for the run; false when the run is over what it may learn
+ * (the record is then not logged either). */
+bool sh_learning_record(struct sh_daemon *d, uint32_t run_id, const struct sh_buf *rec);
+int sh_learning_add_policies(struct sh_daemon *d, struct sh_policy_set *set);
+/* At start: learning runs a previous daemon left, held to policies that
+ * refuse every use until they end; then as sh_learning_add_policies. */
+int sh_learning_adopt(struct sh_daemon *d, struct sh_policy_set *set);
 
 /* protect.c: marks the daemon's own files so that no tree changes them;
  * 0 or -errno (logged). */

@@ -155,7 +155,7 @@ int sh_journal_encode(struct sh_buf *out, const char *line, size_t len)
 	ev = sh_jobj_get(&o, "event");
 	action = sh_jobj_get(&o, "action");
 	sh_buf_init(&msg);
-	sh_audit_text(&msg, &o);
+	sh_audit_text(&msg, &o, false);
 	if (msg.len && msg.p[msg.len - 1] == '\n')
 		msg.len--;
 	put_field(out, "MESSAGE", msg.p, msg.len);

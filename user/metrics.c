@@ -72,11 +72,15 @@ const char *sh_metrics_digest(struct sh_daemon *d, char out[17])
 	char buf[4096];
 
 	for (size_t i = 0; i < set->n; i++) {
-		const char *base = strrchr(set->pols[i].file, '/');
-		int fd = open(set->pols[i].file, O_RDONLY | O_CLOEXEC);
+		const char *base, *file = set->pols[i].file;
 		ssize_t r;
+		int fd;
 
-		base = base ? base + 1 : set->pols[i].file;
+		if (!file)
+			continue;   /* a learning run's, made in memory: not the host's policy */
+		base = strrchr(file, '/');
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		base = base ? base + 1 : file;
 		h = fnv(h, base, strlen(base) + 1);
 		while (fd >= 0 && (r = read(fd, buf, sizeof(buf))) > 0)
 			h = fnv(h, buf, (size_t)r);

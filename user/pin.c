@@ -125,7 +125,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 {
 	const char *name = bpf_map__name(m);
 
-	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies");
+	/* learned: what learning trees reported; empty, they report again. */
+	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
+	       !strcmp(name, "learned");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

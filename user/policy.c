@@ -42,6 +42,80 @@ void sh_policy_free(struct sh_policy *p)
 	memset(p, 0, sizeof(*p));
 }
 
+static char *dup_str(const char *s, bool *fail)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		*fail = true;
+	return d;
+}
+
+static void *dup_mem(const void *s, size_t n, bool *fail)
+{
+	void *d = n ? malloc(n) : NULL;
+
+	if (n && !d)
+		*fail = true;
+	else if (n)
+		memcpy(d, s, n);
+	return d;
+}
+
+int sh_policy_dup(struct sh_policy *dst, const struct sh_policy *src)
+{
+	bool fail = false;
+
+	*dst = *src;
+	dst->name = dup_str(src->name, &fail);
+	dst->file = dup_str(src->file, &fail);
+	dst->cgroups = dup_mem(src->cgroups, src->ncgroups * sizeof(char *), &fail);
+	dst->cgroup_lines = dup_mem(src->cgroup_lines, src->ncgroups * sizeof(int), &fail);
+	for (size_t i = 0; dst->cgroups && i < src->ncgroups; i++)
+		dst->cgroups[i] = dup_str(src->cgroups[i], &fail);
+	if (!dst->cgroups)
+		dst->ncgroups = 0;
+	dst->rules = dup_mem(src->rules, src->nrules * sizeof(struct sh_rule), &fail);
+	for (size_t i = 0; dst->rules && i < src->nrules; i++) {
+		dst->rules[i].path = dup_str(src->rules[i].path, &fail);
+		dst->rules[i].key = dup_str(src->rules[i].key, &fail);
+	}
+	if (!dst->rules)
+		dst->nrules = 0;
+	dst->net = dup_mem(src->net, src->nnet * sizeof(struct sh_net_rule), &fail);
+	if (!dst->net)
+		dst->nnet = 0;
+	if (fail) {
+		sh_policy_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int sh_policy_set_dup(struct sh_policy_set *dst, const struct sh_policy_set *src,
+		      const struct sh_policy *extra, size_t nextra)
+{
+	size_t n = src->n + nextra;
+
+	dst->n = 0;
+	dst->pols = calloc(n ? n : 1, sizeof(*dst->pols));
+	if (!dst->pols)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (sh_policy_dup(&dst->pols[i], i < src->n ? &src->pols[i] : &extra[i - src->n])) {
+			sh_policy_set_free(dst);
+			return -ENOMEM;
+		}
+		dst->n++;
+	}
+	return 0;
+}
+
+const char *sh_mode_name(enum sh_mode m)
+{
+	return m == SH_MODE_AUDIT ? "audit" : m == SH_MODE_LEARN ? "learn" : "enforce";
+}
+
 void sh_policy_set_free(struct sh_policy_set *s)
 {
 	if (!s)

@@ -46,7 +46,9 @@
 /* Error messages kept per file; beyond that one final note is recorded. */
 #define SH_MAX_ERRORS_PER_FILE 100
 
-enum sh_mode { SH_MODE_ENFORCE = 0, SH_MODE_AUDIT = 1 };
+/* SH_MODE_LEARN is never written in a file: sharnessd makes such a policy
+ * for the length of one `sharnessctl learn` run. */
+enum sh_mode { SH_MODE_ENFORCE = 0, SH_MODE_AUDIT = 1, SH_MODE_LEARN = 2 };
 enum sh_scope { SH_SCOPE_ANY = 0, SH_SCOPE_TREE = 1 };
 struct sh_rule {
 	enum sh_rule_kind kind;
@@ -74,6 +76,10 @@ struct sh_net_rule {
 
 #define SH_MAX_NET_RULES_PER_POLICY 256
 
+/* net_none[] index of `connect = none` and `bind = none`: the allowlist of
+ * that kind is on and holds nothing. */
+enum { SH_NET_NONE_CONNECT = 0, SH_NET_NONE_BIND = 1 };
+
 /* Does a's address prefix contain b's? */
 bool sh_net_rule_covers(const struct sh_net_rule *a, const struct sh_net_rule *b);
 
@@ -94,6 +100,8 @@ struct sh_policy {
 	unsigned long long caps_allow; /* capabilities allowed back (bit = number) */
 	struct sh_net_rule *net;  /* [net], in file order, deduplicated */
 	size_t nnet;
+	bool learn_all;           /* SH_MODE_LEARN from nothing: every kind is learned */
+	int net_none[2];          /* line of `connect = none`, `bind = none` (0: none) */
 };
 
 struct sh_policy_set {
@@ -133,6 +141,12 @@ const struct sh_policy *sh_policy_find(const struct sh_policy_set *set, const ch
 const char *sh_policy_not_found(const struct sh_policy_set *set, const char *name, char *buf,
 				size_t n);
 void sh_policy_free(struct sh_policy *p);      /* NULL-safe, zeroes */
+/* A deep copy of src into *dst: 0 or -ENOMEM (then *dst is empty). */
+int sh_policy_dup(struct sh_policy *dst, const struct sh_policy *src);
+/* A copy of every policy of src in *dst, then extra[0..nextra): 0 or -ENOMEM. */
+int sh_policy_set_dup(struct sh_policy_set *dst, const struct sh_policy_set *src,
+		      const struct sh_policy *extra, size_t nextra);
+const char *sh_mode_name(enum sh_mode m);
 void sh_policy_set_free(struct sh_policy_set *s);   /* NULL-safe, zeroes */
 
 /* Appends one formatted message.  If memory runs out the message is dropped

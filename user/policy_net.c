@@ -186,6 +186,11 @@ void sh_policy_add_net(struct pctx *c, const char *key, const char *v)
 
 	r.kind = !strcmp(key, "connect") ? SH_NETR_CONNECT :
 		 !strcmp(key, "deny") ? SH_NETR_DENY : SH_NETR_BIND;
+	if (!strcmp(v, "none") && r.kind != SH_NETR_DENY) {
+		/* The allowlist on, with nothing in it. */
+		c->p->net_none[r.kind == SH_NETR_BIND] = c->line;
+		return;
+	}
 	snprintf(buf, sizeof(buf), "%s", v);
 	for (char *t = strtok_r(buf, " \t", &save); t && n < 4; t = strtok_r(NULL, " \t", &save))
 		w[n++] = t;
@@ -215,6 +220,13 @@ void sh_policy_net_finish(struct pctx *c)
 {
 	const struct sh_policy *p = c->p;
 
+	for (size_t i = 0; i < p->nnet; i++)
+		if (p->net[i].kind != SH_NETR_DENY && p->net_none[p->net[i].kind == SH_NETR_BIND]) {
+			sh_perr(c, p->net[i].line, "a [net] %s rule, and '%s = none' at line %d",
+				net_keys[p->net[i].kind], net_keys[p->net[i].kind],
+				p->net_none[p->net[i].kind == SH_NETR_BIND]);
+			return;
+		}
 	for (size_t i = 0; i < p->nnet; i++) {
 		size_t n = 0;
 

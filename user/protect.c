@@ -58,7 +58,8 @@ int sh_protect_own_files(struct sh_daemon *d)
 
 	err = protect_dir(own, paths, &n, d->policy_dir, SH_PROT_WRITE | SH_PROT_NAME);
 	for (size_t i = 0; !err && i < set->n; i++)
-		err = protect_add(own, paths, &n, set->pols[i].file, SH_PROT_WRITE | SH_PROT_NAME);
+		if (set->pols[i].file)   /* else a learning run's, made in memory */
+			err = protect_add(own, paths, &n, set->pols[i].file, SH_PROT_WRITE | SH_PROT_NAME);
 	for (int k = 0; !err && k < 2; k++) {
 		snprintf(dir, sizeof(dir), "%s", k ? d->audit_path : d->socket_path);
 		slash = strrchr(dir, '/');

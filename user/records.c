@@ -75,8 +75,31 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 	uint32_t run_id = 0;
 	const char *cg = sh_enforcer_tag_path(d->enf, ev->origin, &run_id);
 
+	if (ev->action == SH_EV_LEARN) {
+		/* Reported once per object by the kernel: never rate limited,
+		 * never counted as a violation; logged while the run's records
+		 * fit what it may learn. */
+		sh_audit_format_event(&d->buf, ev,
+				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
+				      cg, run_id);
+		if (sh_learning_record(d, run_id, &d->buf)) {
+			sh_rec_emit(d);
+			d->events_logged++;
+		} else {
+			sh_buf_reset(&d->buf);
+		}
+		return ++d->batch >= RB_BATCH ? -EAGAIN : 0;
+	}
 	if (cg && run_id)
 		sh_run_count_denial(d, run_id);
+	if (run_id && sh_learning_of(d, run_id)) {
+		/* What a learning run was refused: listed for review. */
+		sh_audit_format_event(&d->buf, ev,
+				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
+				      cg, run_id);
+		sh_learning_record(d, run_id, &d->buf);
+		sh_buf_reset(&d->buf);
+	}
 	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",
 			 ev->hook, ev->action);
 	if (sh_rl_admit(&d->rl, ev)) {

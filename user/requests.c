@@ -158,7 +158,7 @@ static void json_policies(struct sh_buf *b, const struct sh_policy_set *set)
 		sh_json_open(b, NULL, '{');
 		json_str(b, "name", p->name);
 		sh_json_uint_field(b, "id", i);
-		json_str(b, "mode", p->mode == SH_MODE_AUDIT ? "audit" : "enforce");
+		json_str(b, "mode", sh_mode_name(p->mode));
 		if (p->file)
 			json_str(b, "file", p->file);
 		sh_json_open(b, "cgroups", '[');
@@ -236,6 +236,8 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 		sh_json_uint_field(&b, k, c[SH_CNT_HOOK(h, SH_CNT_AUDIT)]);
 	}
 	sh_json_uint_field(&b, "dropped", c[SH_CNT_DROPPED]);
+	sh_json_uint_field(&b, "learned", c[SH_CNT_LEARNED]);
+	sh_json_uint_field(&b, "learn_repeats", c[SH_CNT_LEARN_DUP]);
 	sh_json_uint_field(&b, "logged", d->events_logged);
 	sh_json_uint_field(&b, "suppressed", d->rl.suppressed_total);
 	sh_json_uint_field(&b, "log_write_errors", d->audit.write_errors);
@@ -275,9 +277,9 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_ctl_reply(fd, 'O', "policy digest: %s\n", sh_metrics_digest(d, dg));
 	sh_ctl_reply(fd, 'O', "policies: %zu\n", set->n);
 	for (size_t i = 0; i < set->n; i++)
-		sh_ctl_reply(fd, 'O', "  %-20s %s  (%s)\n", set->pols[i].name,
-			     set->pols[i].mode == SH_MODE_AUDIT ? "audit  " : "enforce",
-			     set->pols[i].file);
+		sh_ctl_reply(fd, 'O', "  %-20s %-7s  (%s)\n", set->pols[i].name,
+			     sh_mode_name(set->pols[i].mode),
+			     set->pols[i].file ? set->pols[i].file : "made for a learning run");
 	sh_ctl_reply(fd, 'O', "tagged cgroups: %zu\n", ntags);
 	for (size_t i = 0; i < ntags; i++) {
 		char run[32] = "";
@@ -435,6 +437,10 @@ static const struct request requests[] = {
 	  "POLICY PIDS_MAX [COMMAND]: a new run cgroup, tagged; replies ID CGROUP" },
 	{ "run-end", sh_run_end, 3, ANY, "ID STATUS KILLED",
 	  "ID STATUS KILLED: logs the run's end, untags and removes its cgroup" },
+	{ "learn-begin", sh_learn_begin, 2, ANY, "FROM PIDS_MAX",
+	  "FROM|- PIDS_MAX [COMMAND]: a learning run; replies ID CGROUP" },
+	{ "learn-end", sh_learn_end, 3, ANY, "ID STATUS KILLED",
+	  "ID STATUS KILLED: ends a learning run; replies its learn records" },
 };
 
 static int handle_request(struct sh_daemon *d, int fd, int argc, char **argv)

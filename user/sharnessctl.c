@@ -269,8 +269,13 @@ static const struct ctl_cmd {
 	  "      [--memory-max SIZE] [--memory-swap-max SIZE] [--cpu-max PCT%] [--io-weight N]\n"
 	  "      -- CMD [ARG...]",
 	  "run CMD in a fresh tagged cgroup, kill what is left when it ends" },
+	{ "learn", ctl_learn,
+	  "learn --policy NAME [--from POLICY] [--workdir DIR] [--output FILE] [--timeout SEC]\n"
+	  "      [--user USER] [--explain] -- CMD [ARG...]",
+	  "run CMD refusing nothing its rules decide; write a policy that allows that run" },
 	{ "log", ctl_log, "log [-f] [--json] [--policy NAME] [--run ID] [--hook HOOK]\n"
-	  "      [--action deny|audit] [--since WHEN] [--until WHEN] [-n N] [--file PATH]",
+	  "      [--action deny|audit|learn] [--since WHEN] [--until WHEN] [-n N] [--file PATH]\n"
+	  "      [-o short|json|cat]",
 	  "show the audit log (follow with -f)" },
 	{ "unload", cmd_unload, "unload [--force]",
 	  "detach the programs (refused while cgroups are tagged)" },

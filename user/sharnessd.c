@@ -89,6 +89,9 @@ int sh_daemon_reload(struct sh_daemon *d, int fd)
 	err = sh_policy_load_dir(d->policy_dir, &set, &errs);
 	if (!err)
 		err = sh_policy_check_host(&set, &errs, NULL);
+	if (!err && (err = sh_learning_add_policies(d, &set)))
+		sh_errors_add(&errs, err == -EEXIST ? "a policy takes the name of a learning run's "
+			      "policy (learn.ID): rename it" : "out of memory");
 	if (!err)
 		err = sh_enforcer_apply(d->enf, &set, &errs);
 	sh_audit_begin_meta(&d->buf, "reload");
@@ -326,7 +329,7 @@ static int start_enforcing(struct sh_daemon *d, struct proc *p)
 	err = set_host(d);
 	if (err)
 		return err;
-	if (sh_enforcer_apply(d->enf, &p->set, &p->errs))
+	if (sh_learning_adopt(d, &p->set) || sh_enforcer_apply(d->enf, &p->set, &p->errs))
 		return policy_failed(d, p, "cannot apply the policy in");
 	return 0;
 }

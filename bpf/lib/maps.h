@@ -81,6 +81,14 @@ struct {
 	__type(value, struct sh_net_rules);
 } net_rules SEC(".maps");
 
+/* Learning: the objects each learning tree has already reported. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SH_MAX_LEARNED);
+	__type(key, struct sh_learn_key);
+	__type(value, __u64);               /* uses of the object */
+} learned SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20);

@@ -60,10 +60,87 @@ static __always_inline long lsm_ret(long ret)
 	return ret;
 }
 
+/* ---- learning ------------------------------------------------------------ */
+
+/*
+ * What a learning run lets through (and reports once): a use that only an
+ * allowlist the policy lacks refuses -- an exec, mapping, write, unix or
+ * inet endpoint, a socket kind -- which a learned rule can allow. The rest
+ * is refused as in enforce mode, and logged as a denial the learned policy
+ * lists for review: the wall (forbidden operations, the daemon's objects,
+ * unresolvable paths, deleted executables, bad addresses, rerouting
+ * options), a deny rule of the policy learned from, devices beyond the
+ * default set (a raw disk rewrites any file), capabilities beyond the
+ * tree's, and signals outside the tree (the run's own supervisor).
+ */
+static __always_inline bool learnable(const struct refusal *w, __u32 reason)
+{
+	(void)w;
+	return reason == SH_WHY_DEFAULT || reason == SH_WHY_ABSTRACT || reason == SH_WHY_SOCKET;
+}
+
+#define FNV_PRIME 0x100000001b3ull
+
+struct learn_hash {
+	__u64 h;
+	__u32 n;        /* bytes of the name to hash */
+};
+
+/* Eight bytes of the name in the scratch record per step. */
+static long learn_hash_step(__u32 i, void *data)
+{
+	struct learn_hash *lh = data;
+	struct scratch *s = get_scratch();
+	__u32 at = i * 8;
+
+	if (!s)
+		return 1;
+	for (int k = 0; k < 8; k++) {
+		if (at + k >= lh->n)
+			return 1;
+		lh->h ^= (__u8)s->ev.path[(at + k) & SH_PATH_MASK];
+		lh->h *= FNV_PRIME;
+	}
+	return 0;
+}
+
+/*
+ * Is this the tree's first use of the object? Marks it as seen. An object
+ * is the hook, operation and record flags with the name (s->ev.path) and
+ * the operation's own values (open flags, signal, port, target).
+ */
+static __noinline bool learn_first(const struct member *m, struct scratch *s,
+				   const struct refusal *w, long path_len)
+{
+	struct learn_hash lh = { .h = 0xcbf29ce484222325ull };
+	struct sh_learn_key k = {};
+	__u64 one = 1, *seen;
+
+	lh.h = (lh.h ^ w->op_flags) * FNV_PRIME;
+	lh.h = (lh.h ^ w->target_pid) * FNV_PRIME;
+	if (s && path_len > 1) {
+		lh.n = (__u32)(path_len - 1) & SH_PATH_MASK;
+		bpf_loop((lh.n + 7) / 8, learn_hash_step, &lh, 0);
+	}
+	k.origin = m->origin;
+	k.hash = lh.h;
+	k.hook = (__u16)w->hook;
+	k.op = (__u16)w->op;
+	k.flags = w->flags;
+	seen = bpf_map_lookup_elem(&learned, &k);
+	if (seen) {
+		__sync_fetch_and_add(seen, 1);
+		return false;
+	}
+	/* Two CPUs racing on a new object may both report it: harmless. */
+	bpf_map_update_elem(&learned, &k, &one, BPF_ANY);
+	return true;
+}
+
 /* The record's header, for the current task. */
 static __always_inline void fill_header(struct sh_event *e, const struct member *m,
 					const struct refusal *w, __u32 reason, int ret,
-					__s32 path_err)
+					__s32 path_err, __u32 action)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
@@ -75,7 +152,7 @@ static __always_inline void fill_header(struct sh_event *e, const struct member 
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->hook = w->hook;
-	e->action = ret ? SH_EV_DENY : SH_EV_AUDIT;
+	e->action = action;
 	e->ret = ret;
 	e->reason = reason;
 	e->policy = m->policy;
@@ -102,20 +179,30 @@ static __always_inline void fill_header(struct sh_event *e, const struct member 
 static __always_inline int report(const struct member *m, struct scratch *s,
 				  const struct refusal *w, __u32 reason, long path_len)
 {
-	bool audit = m->flags & SH_PF_AUDIT;
+	bool learn = (m->flags & SH_PF_LEARN) && learnable(w, reason);
+	bool audit = (m->flags & SH_PF_AUDIT) || learn;
 	int ret = audit ? 0 : -EPERM;
+	__u32 action = learn ? SH_EV_LEARN : audit ? SH_EV_AUDIT : SH_EV_DENY;
 	__s32 path_err = path_len < 0 ? (__s32)path_len : 0;
 	struct sh_event *e;
 	__u32 n = 0;
 
-	count(SH_CNT_HOOK(w->hook, audit ? SH_CNT_AUDIT : SH_CNT_DENY));
+	if (learn) {
+		if (!learn_first(m, s, w, path_len)) {
+			count(SH_CNT_LEARN_DUP);
+			return 0;
+		}
+		count(SH_CNT_LEARNED);
+	} else {
+		count(SH_CNT_HOOK(w->hook, audit ? SH_CNT_AUDIT : SH_CNT_DENY));
+	}
 	if (!s) {
 		e = bpf_ringbuf_reserve(&events, SH_EVENT_HDR_SIZE + 4, 0);
 		if (!e) {
 			count(SH_CNT_DROPPED);
 			return lsm_ret(ret);
 		}
-		fill_header(e, m, w, reason, ret, path_err);
+		fill_header(e, m, w, reason, ret, path_err, action);
 		e->path_len = 0;
 		e->path[0] = 0;
 		bpf_ringbuf_submit(e, 0);
@@ -127,7 +214,7 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 		s->err = 0;
 	}
 	e = &s->ev;
-	fill_header(e, m, w, reason, ret, path_err);
+	fill_header(e, m, w, reason, ret, path_err, action);
 	if (path_len > 1)
 		n = (path_len - 1) & SH_PATH_MASK;
 	e->path_len = n;

@@ -68,7 +68,7 @@ check() { # NAME GOT WANT
 }
 
 up=$tmp/ctl-up down=$tmp/ctl-down
-check "commands" "$(comp "$up" '')" "log policy probe run status tag unload untag"
+check "commands" "$(comp "$up" '')" "learn log policy probe run status tag unload untag"
 check "commands by prefix" "$(comp "$up" u)" "unload untag"
 check "global options" "$(comp "$up" --)" "--debug --help --pin-dir --socket --verbose --version"
 check "command after global options" "$(comp "$up" --verbose --socket /x st)" "status"
@@ -91,9 +91,16 @@ check "run after --: commands" "$(comp "$up" run --policy alpha -- sharnessct)" 
 	"$(compgen -c -- sharnessct | sort -u | tr '\n' ' ' | sed 's/ $//')"
 check "run after the command: files" "$(cd "$tmp/files" && comp "$up" run --policy alpha -- cat b)" "b.txt"
 check "log options" "$(comp "$up" log --)" \
-	"--action --file --follow --help --hook --json --lines --policy --run --since --until"
+	"--action --file --follow --help --hook --json --lines --output --policy --run --since --until"
+check "log -o" "$(comp "$up" log -o '')" "cat json short"
 check "log --hook" "$(comp "$up" log --hook c)" "capability cgroup chroot connect"
-check "log --action" "$(comp "$up" log --action '')" "audit deny"
+check "log --action" "$(comp "$up" log --action '')" "audit deny learn"
+check "learn options" "$(comp "$up" learn --)" \
+	"-- --explain --from --help --output --policy --timeout --user --workdir"
+check "learn --policy names a new policy: nothing offered" "$(comp "$up" learn --policy '')" ""
+check "learn --from: the daemon's policies" "$(comp "$up" learn --from '')" "alpha beta"
+check "learn after --: commands" "$(comp "$up" learn --policy x -- sharnessct)" \
+	"$(compgen -c -- sharnessct | sort -u | tr '\n' ' ' | sed 's/ $//')"
 check "log --policy" "$(comp "$up" log -f --policy b)" "beta"
 check "tag: the policy after the cgroup" "$(comp "$up" tag /sys/fs/cgroup/x '')" "alpha beta"
 check "tag: cgroups" "$(comp "$up" tag /sys/fs/cgroup/)" \

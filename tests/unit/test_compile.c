@@ -390,6 +390,37 @@ static void test_net_entries(void **state)
 			 SH_PF_NET | SH_PF_NET_CONNECT);
 	f.p.nnet = 0;
 	assert_int_equal(sh_compile_flags(&f.p) & SH_PF_NET, 0);
+	/* `connect = none`, `bind = none`: the allowlist on, holding nothing. */
+	f.p.net_none[SH_NET_NONE_CONNECT] = 3;
+	assert_int_equal(sh_compile_flags(&f.p) & (SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND),
+			 SH_PF_NET | SH_PF_NET_CONNECT);
+	f.p.net_none[SH_NET_NONE_BIND] = 4;
+	assert_int_equal(sh_compile_flags(&f.p) & (SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND),
+			 SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND);
+}
+
+/* Learning: from a policy, its flags and SH_PF_LEARN; from nothing, every
+ * allowlist on; a stand-in for a learning run whose daemon is gone (enforce,
+ * learn_all), the same without SH_PF_LEARN: every use refused. */
+static void test_learn_flags(void **state)
+{
+	struct fixture f;
+	const uint32_t all = SH_PF_LEARN_ALL | SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES |
+			     SH_PF_FILE_WRITELIST | SH_PF_SIGNAL_TREE | SH_PF_CONNECT_RULES |
+			     SH_PF_ABSTRACT_DENY | SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND;
+
+	(void)state;
+	init(&f);
+	add(&f, SH_EXEC_ALLOW, "/usr/bin/true");
+	f.p.mode = SH_MODE_LEARN;
+	assert_int_equal(sh_compile_flags(&f.p),
+			 SH_PF_VALID | SH_PF_LEARN | SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES);
+	init(&f);
+	f.p.mode = SH_MODE_LEARN;
+	f.p.learn_all = true;
+	assert_int_equal(sh_compile_flags(&f.p), SH_PF_VALID | SH_PF_LEARN | all);
+	f.p.mode = SH_MODE_ENFORCE;
+	assert_int_equal(sh_compile_flags(&f.p), SH_PF_VALID | all);
 }
 
 /* Same prefix length, narrower ports first; at a tie, deny first. */
@@ -431,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_key_too_long),
 		cmocka_unit_test(test_net_entries),
 		cmocka_unit_test(test_net_order),
+		cmocka_unit_test(test_learn_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
