@@ -4,6 +4,7 @@
 #   make            build build/sharnessd and build/sharnessctl
 #   make test       unit tests natively, enforcement tests in a VM on 6.1 and 6.12
 #   make demo       boot the VM, start the daemon, show a denied exec in the audit log
+#   make bench      the enforcer's cost against Landlock and AppArmor, in a VM per kernel
 #   make install    DESTDIR= PREFIX=/usr/local
 #   make package    build/deb/sharness_VERSION_ARCH.deb (dpkg-buildpackage, from a copy)
 #   make V=1        show full commands
@@ -71,7 +72,7 @@ DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB         := $(BUILD)/deb/sharness_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
 
-.PHONY: all setup test unit layout unit-security vmtest demo install clean vmlinux fuzz \
+.PHONY: all setup test unit layout unit-security vmtest demo bench install clean vmlinux fuzz \
 	man completion-test package package-test
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
@@ -200,6 +201,15 @@ test: setup
 demo: setup
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/vm --kernel 6.1 -- tools/demo $(BUILD)
+
+# A benchmark, not a test: nothing fails on a figure (make test only builds
+# its helpers, with the other tests/vm binaries). Tables, CSV and plots in
+# $(BUILD)/bench/; BENCH_N iterations per operation, BENCH_ROUNDS rounds.
+BENCH_N      ?= 2000
+BENCH_ROUNDS ?= 7
+bench: setup
+	$(Q)$(MAKE) --no-print-directory all $(VMT_BINS)
+	$(Q)KERNELS="$(KERNELS)" tools/bench $(BUILD) $(BENCH_N) $(BENCH_ROUNDS)
 
 vmlinux:
 	$(Q)tools/gen-vmlinux $(VMLINUX_BTF)

@@ -1,28 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench: times the operations every process on the host pays the enforcer
- * for. Prints one line per operation: "NAME ns_per_op".
+ * bench: times operations a confined process pays its enforcer for, and
+ * first proves that the enforcer it runs under really refuses (or, outside
+ * every tree, really lets through) one operation.
  *
- *   bench DIR N     (DIR writable; N iterations of each)
+ *   bench [-c CHECK:PATH] DIR N OP...
+ *
+ * DIR is writable; N the iteration count (fork+exec runs N/50, the socket
+ * connects N/4). Prints "OP ns_per_op iterations" for each OP, in order.
+ * CHECK, done before any timing (exit 3 when it fails):
+ *   deny-create  creating PATH must be refused (EACCES or EPERM)
+ *   deny-read    opening PATH for reading must be refused
+ *   allow-create creating PATH must succeed
+ * mmap-exec maps $BENCH_MMAP_FILE (bench's own file by default). The unix
+ * listener is DIR/bench.sock; the TCP one 127.0.0.1, port $BENCH_TCP_PORT
+ * (47123 by default).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+static char path[4096], dir[4096], self[4096], sock_path[108];
+static int unix_l = -1, tcp_l = -1;
+static struct sockaddr_in tcp_a;
 
 static double now(void)
 {
@@ -32,120 +45,228 @@ static double now(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static void die(const char *what)
+{
+	fprintf(stderr, "bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void op_open_read(void)
+{
+	close(open(path, O_RDONLY));
+}
+
+static void op_open_write(void)
+{
+	close(open(path, O_WRONLY));
+}
+
+static void op_create_unlink(void)
+{
+	close(open(dir, O_WRONLY | O_CREAT | O_EXCL, 0644));
+	unlink(dir);
+}
+
+static void op_stat(void)
+{
+	struct stat st;
+
+	stat(path, &st);
+}
+
+static void op_mkdir_rmdir(void)
+{
+	mkdir(dir, 0755);
+	rmdir(dir);
+}
+
+static void op_fork_exec(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/usr/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+/* connect, accept on the listener of this process, close both: a stream
+ * connect the enforcer judges, and nothing else it judges. */
+static void op_unix_connect(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	memcpy(a.sun_path, sock_path, sizeof(sock_path));
+	if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0)
+		die("unix connect");
+	close(accept(unix_l, NULL, NULL));
+	close(c);
+}
+
+static void op_tcp_connect(void)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (connect(c, (struct sockaddr *)&tcp_a, sizeof(tcp_a)) < 0)
+		die("tcp connect");
+	close(accept(tcp_l, NULL, NULL));
+	/* a reset, not TIME_WAIT: thousands of connects must not run the
+	 * ephemeral ports out */
+	setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(c);
+}
+
+static void op_kill_self(void)
+{
+	kill(getpid(), 0);
+}
+
+/* $BENCH_MMAP_FILE (bench's own file by default): one that every
+ * configuration lets map as code, as a shared library; mapping the data
+ * file would time a refusal */
+static void op_mmap_exec(void)
+{
+	int fd = open(self, O_RDONLY);
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	close(fd);
+}
+
+static void op_utimens(void)
+{
+	utimensat(AT_FDCWD, path, NULL, 0);
+}
+
+static const struct op {
+	const char *name;
+	void (*fn)(void);
+	int div; /* iterations: N / div */
+} ops[] = {
+	{ "open-read", op_open_read, 1 },	{ "open-write", op_open_write, 1 },
+	{ "create+unlink", op_create_unlink, 1 }, { "stat", op_stat, 1 },
+	{ "mkdir+rmdir", op_mkdir_rmdir, 1 },	{ "fork+exec", op_fork_exec, 50 },
+	{ "unix-connect", op_unix_connect, 4 },	{ "tcp-connect", op_tcp_connect, 4 },
+	{ "kill-self", op_kill_self, 1 },	{ "mmap-exec", op_mmap_exec, 1 },
+	{ "utimens", op_utimens, 1 },
+};
+
+static void listeners(void)
+{
+	struct sockaddr_un u = { .sun_family = AF_UNIX };
+	const char *port = getenv("BENCH_TCP_PORT");
+	int one = 1;
+
+	memcpy(u.sun_path, sock_path, sizeof(sock_path));
+	unlink(sock_path);
+	unix_l = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (unix_l < 0 || bind(unix_l, (struct sockaddr *)&u, sizeof(u)) < 0 ||
+	    listen(unix_l, 64) < 0)
+		die("unix listener");
+	tcp_a.sin_family = AF_INET;
+	tcp_a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	tcp_a.sin_port = htons(port ? atoi(port) : 47123);
+	tcp_l = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(tcp_l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (tcp_l < 0 || bind(tcp_l, (struct sockaddr *)&tcp_a, sizeof(tcp_a)) < 0 ||
+	    listen(tcp_l, 64) < 0)
+		die("tcp listener");
+}
+
+/* The proof that this run is under the enforcer it claims (or outside it). */
+static int is(const char *spec, size_t len, const char *kind)
+{
+	return len == strlen(kind) && !strncmp(spec, kind, len);
+}
+
+static int check(const char *spec)
+{
+	const char *p = strchr(spec, ':');
+	size_t kind = p ? (size_t)(p - spec) : 0;
+	int fd, err;
+
+	if (!p || !(is(spec, kind, "deny-read") || is(spec, kind, "deny-create") ||
+		    is(spec, kind, "allow-create"))) {
+		fprintf(stderr, "bench: bad check '%s'\n", spec);
+		return -1;
+	}
+	p++;
+	if (is(spec, kind, "deny-read"))
+		fd = open(p, O_RDONLY);
+	else
+		fd = open(p, O_WRONLY | O_CREAT, 0644);
+	err = errno;
+	if (fd >= 0) {
+		close(fd);
+		if (is(spec, kind, "allow-create"))
+			return unlink(p) ? -1 : 0;
+		fprintf(stderr, "bench: check %s: the operation was NOT refused\n", spec);
+		return -1;
+	}
+	if (is(spec, kind, "allow-create")) {
+		fprintf(stderr, "bench: check %s: refused: %s\n", spec, strerror(err));
+		return -1;
+	}
+	if (err != EACCES && err != EPERM) {
+		fprintf(stderr, "bench: check %s: failed, not refused: %s\n", spec, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char path[4096], dir[4096];
+	const char *chk = NULL;
 	long n;
-	double t;
+	int i;
 
-	if (argc != 3)
+	if (argc > 2 && !strcmp(argv[1], "-c")) {
+		chk = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc < 4) {
+		fprintf(stderr, "usage: bench [-c CHECK:PATH] DIR N OP...\n");
 		return 2;
+	}
+	if (chk && check(chk))
+		return 3;
 	n = atol(argv[2]);
 	snprintf(path, sizeof(path), "%s/bench-file", argv[1]);
 	snprintf(dir, sizeof(dir), "%s/bench-dir", argv[1]);
+	snprintf(sock_path, sizeof(sock_path), "%s/bench.sock", argv[1]);
+	if (getenv("BENCH_MMAP_FILE"))
+		snprintf(self, sizeof(self), "%s", getenv("BENCH_MMAP_FILE"));
+	else if (readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+		die("/proc/self/exe");
 	close(open(path, O_WRONLY | O_CREAT, 0644));
+	listeners();
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 3; i < argc; i++) {
+		const struct op *o = NULL;
+		long k, m;
+		double t;
 
-	t = now();
-	for (long i = 0; i < n; i++)
-		close(open(path, O_RDONLY));
-	printf("open-read %.0f\n", (now() - t) / n);
-
-	t = now();
-	for (long i = 0; i < n; i++)
-		close(open(path, O_WRONLY));
-	printf("open-write %.0f\n", (now() - t) / n);
-
-	t = now();
-	for (long i = 0; i < n; i++) {
-		mkdir(dir, 0755);
-		rmdir(dir);
-	}
-	printf("mkdir+rmdir %.0f\n", (now() - t) / n);
-
-	t = now();
-	for (long i = 0; i < n; i++) {
-		int fd = open(path, O_RDONLY);
-		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-
-		munmap(p, 4096);
-		close(fd);
-	}
-	printf("open+mmap-exec %.0f\n", (now() - t) / n);
-
-	/* Hooks that every process on the host runs through too: timestamps
-	 * (inode_setattr), its own limits and priority (task_setrlimit,
-	 * task_setnice, task_setscheduler), and a capability a tree is
-	 * refused (capable: CAP_SYS_ADMIN for sethostname). */
-	t = now();
-	for (long i = 0; i < n; i++)
-		utimensat(AT_FDCWD, path, NULL, 0);
-	printf("utimens %.0f\n", (now() - t) / n);
-
-	t = now();
-	for (long i = 0; i < n; i++) {
-		struct rlimit r;
-
-		getrlimit(RLIMIT_NOFILE, &r);
-		setrlimit(RLIMIT_NOFILE, &r);
-	}
-	printf("setrlimit-self %.0f\n", (now() - t) / n);
-
-	t = now();
-	for (long i = 0; i < n; i++) {
-		cpu_set_t set;
-
-		sched_getaffinity(0, sizeof(set), &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
-	printf("setaffinity-self %.0f\n", (now() - t) / n);
-
-	t = now();
-	for (long i = 0; i < n; i++) {
-		char h[256];
-
-		gethostname(h, sizeof(h));
-		sethostname(h, strlen(h));
-	}
-	printf("sethostname %.0f\n", (now() - t) / n);
-
-	/* A TCP connect to a listener of its own on loopback, accepted and
-	 * closed: socket_create, socket_connect, and on the listener's side
-	 * nothing the enforcer judges. */
-	{
-		struct sockaddr_in a = { .sin_family = AF_INET,
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		socklen_t al = sizeof(a);
-		int l = socket(AF_INET, SOCK_STREAM, 0);
-
-		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 64) < 0 ||
-		    getsockname(l, (struct sockaddr *)&a, &al) < 0) {
-			perror("bench: listener");
-			return 1;
+		for (size_t j = 0; j < sizeof(ops) / sizeof(ops[0]); j++)
+			if (!strcmp(ops[j].name, argv[i]))
+				o = &ops[j];
+		if (!o) {
+			fprintf(stderr, "bench: unknown operation '%s'\n", argv[i]);
+			return 2;
 		}
+		m = n / o->div > 0 ? n / o->div : 1;
+		o->fn(); /* warm the caches the first call fills */
 		t = now();
-		for (long i = 0; i < n; i++) {
-			int c = socket(AF_INET, SOCK_STREAM, 0);
-
-			if (connect(c, (struct sockaddr *)&a, sizeof(a)) < 0) {
-				perror("bench: connect");
-				return 1;
-			}
-			close(accept(l, NULL, NULL));
-			close(c);
-		}
-		printf("tcp-connect %.0f\n", (now() - t) / n);
-		close(l);
+		for (k = 0; k < m; k++)
+			o->fn();
+		printf("%s %.0f %ld\n", o->name, (now() - t) / m, m);
 	}
-
-	t = now();
-	for (long i = 0; i < n / 10 + 1; i++) {
-		char *av[] = { "/usr/bin/true", NULL };
-		pid_t pid;
-
-		if (posix_spawn(&pid, av[0], NULL, NULL, av, environ) == 0)
-			waitpid(pid, NULL, 0);
-	}
-	printf("spawn-true %.0f\n", (now() - t) / (n / 10 + 1));
-	unlink(path);
+	fflush(stdout);
+	unlink(sock_path);
 	return 0;
 }
