@@ -66,6 +66,23 @@ struct {
 	__type(value, struct sh_task);
 } task_marks SEC(".maps");
 
+/*
+ * Membership by cgroup, for tasks without task storage: a task outside
+ * every tree pays one lookup here and allocates nothing; a task found in
+ * a tree gets its storage then. Entries are for one tag generation.
+ */
+struct cg_memo {
+	__u64 origin;   /* nearest tagged ancestor, 0: none */
+	__u64 gen;      /* tag_gen it was computed for */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);                 /* cgroup id */
+	__type(value, struct cg_memo);
+} cg_memo SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SH_MAX_PROTECTED);
