@@ -125,9 +125,10 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 {
 	const char *name = bpf_map__name(m);
 
-	/* learned: what learning trees reported; empty, they report again. */
+	/* learned: what learning trees reported; empty, they report again.
+	 * cg_memo: membership by cgroup; empty, it is computed again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
-	       !strcmp(name, "learned");
+	       !strcmp(name, "learned") || !strcmp(name, "cg_memo");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

@@ -66,6 +66,23 @@ struct {
 	__type(value, struct sh_task);
 } task_marks SEC(".maps");
 
+/*
+ * Membership by cgroup, for tasks without task storage: a task outside
+ * every tree pays one lookup here and allocates nothing; a task found in
+ * a tree gets its storage then. Entries are for one tag generation.
+ */
+struct cg_memo {
+	__u64 origin;   /* nearest tagged ancestor, 0: none */
+	__u64 gen;      /* tag_gen it was computed for */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);                 /* cgroup id */
+	__type(value, struct cg_memo);
+} cg_memo SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SH_MAX_PROTECTED);
@@ -103,9 +120,10 @@ struct {
 
 /*
  * Per-CPU working memory of one hook call: the record being built (its
- * path is where the resolvers write, so a refusal sends it as it is), the
- * dentry walk and the rule key. It holds no state between calls, so a new
- * daemon does not adopt it (user space skips maps named scratch*).
+ * path is where the resolvers write, so a refusal sends it as it is, and a
+ * rule key is built over it) and the dentry walk. It holds no state between
+ * calls, so a new daemon does not adopt it (user space skips maps named
+ * scratch*).
  */
 struct scratch {
 	int err;        /* why ev.path is not the object's own path (report) */
@@ -113,8 +131,15 @@ struct scratch {
 	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
 	struct sh_event ev;
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
-	struct sh_rule_key key;
 };
+
+/* A rule key is built in place over ev.path (lookup_rule): its header
+ * lies in ev.comm, aligned for its fields. */
+_Static_assert(__builtin_offsetof(struct sh_event, path) -
+	       __builtin_offsetof(struct sh_rule_key, path) >=
+	       __builtin_offsetof(struct sh_event, comm), "rule key header within comm");
+_Static_assert((__builtin_offsetof(struct scratch, ev) + __builtin_offsetof(struct sh_event, path) -
+		__builtin_offsetof(struct sh_rule_key, path)) % 4 == 0, "rule key header aligned");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

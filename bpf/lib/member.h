@@ -4,11 +4,13 @@
  * belongs to, cached per task in task local storage, and whether another
  * task is in the same tree.
  *
- * Membership is decided once per task and cached (struct sh_task), keyed
- * to a global tag generation and the task's cgroup: for a task outside
- * every tagged tree each hook costs one storage lookup and two compares. A
- * task's membership is inherited at fork (wall.c, task_alloc), so leaving
- * the cgroup does not release it.
+ * A task of a tree has its membership cached in task storage (struct
+ * sh_task), keyed to a global tag generation and the task's cgroup, and
+ * inherited at fork (wall.c, task_alloc), so leaving the cgroup does not
+ * release it. A task with no storage has never been seen in a tree: it is
+ * judged by its cgroup (map cg_memo, one entry per cgroup and generation),
+ * so a task outside every tree costs a storage miss and one hash lookup,
+ * and allocates nothing.
  */
 #ifndef SH_BPF_MEMBER_H
 #define SH_BPF_MEMBER_H
@@ -59,10 +61,31 @@ static __always_inline int membership(struct member *m)
 	gen = tag_gen;
 	cgid = bpf_get_current_cgroup_id();
 	task = bpf_get_current_task_btf();
-	t = bpf_task_storage_get(&task_marks, task, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = bpf_task_storage_get(&task_marks, task, 0, 0);
 	if (t && t->gen == gen && t->cgroup == cgid) {
 		origin = t->origin;
+	} else if (!t) {
+		/* No storage: never seen in a tree. Judged by its cgroup. */
+		struct cg_memo *c = bpf_map_lookup_elem(&cg_memo, &cgid);
+
+		if (c && c->gen == gen) {
+			origin = c->origin;
+		} else {
+			struct cg_memo v = { .origin = nearest_tagged(), .gen = gen };
+
+			origin = v.origin;
+			bpf_map_update_elem(&cg_memo, &cgid, &v, BPF_ANY);
+		}
+		if (!origin)
+			return 0;
+		/* In a tree: storage of its own, so that it stays held if it
+		 * leaves the tree's cgroup, and its children with it. */
+		t = bpf_task_storage_get(&task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (t) {
+			t->origin = origin;
+			t->gen = gen;
+			t->cgroup = cgid;
+		}
 	} else {
 		/*
 		 * Recompute: the nearest tagged ancestor cgroup wins; a task

@@ -15,21 +15,26 @@
  * Longest-prefix rule lookup for the resolved path in s->ev.path. len is what
  * bpf_d_path returned (bytes including the NUL). Returns the rule action or
  * 0 when no rule matches.
+ *
+ * The key is built in place: its 8-byte header goes in the record's comm,
+ * just before the path (fill_header writes comm only when a record is
+ * sent, after every lookup), so the path is never copied. The trie reads
+ * only prefixlen's bits of the path.
  */
 static __always_inline __u32 lookup_rule(struct scratch *s, const struct member *m,
 					 __u8 kind, long len)
 {
+	struct sh_rule_key *k = (void *)s->ev.path - __builtin_offsetof(struct sh_rule_key, path);
 	__u32 *act, n;
 
 	if (len <= 0)
 		return 0;
 	n = len > SH_PATH_KEY_MAX ? SH_PATH_KEY_MAX : (__u32)len;
-	s->key.slot = m->slot;
-	s->key.kind = kind;
-	s->key.policy = m->policy;
-	bpf_probe_read_kernel(s->key.path, sizeof(s->key.path), s->ev.path);
-	s->key.prefixlen = 32 + n * 8;
-	act = bpf_map_lookup_elem(&rules, &s->key);
+	k->slot = m->slot;
+	k->kind = kind;
+	k->policy = m->policy;
+	k->prefixlen = 32 + n * 8;
+	act = bpf_map_lookup_elem(&rules, k);
 	return act ? *act : 0;
 }
 

@@ -131,6 +131,29 @@ OUT=$(bash -c "echo \$\$ > $CG/cgroup.procs; exec $TRY exec /usr/bin/id -u" | he
 check "after untag the same exec runs" "$OUT" 0
 rmdir $CG 2>/dev/null
 
+# A process judged outside every tree (membership by cgroup, cached for
+# the tag generation) is held the moment its cgroup is tagged, and so is
+# a process in a cgroup made under the tagged one afterwards.
+CG=/sys/fs/cgroup/t_exec_memo
+mkdir -p $CG
+rm -f "$SH_TMP/memo.go" && mkfifo "$SH_TMP/memo.go"
+bash -c "echo \$\$ > $CG/cgroup.procs; ( $TRY exec /usr/bin/id -u ) >$SH_TMP/memo1;
+	read -r _ <$SH_TMP/memo.go; exec $TRY exec /usr/bin/id -u" >"$SH_TMP/memo2" &
+memo=$!
+wait_until test -s "$SH_TMP/memo1"
+check "outside every tree: the exec runs" "$(head -1 "$SH_TMP/memo1")" 0
+$CTL tag $CG texec
+echo go >"$SH_TMP/memo.go"
+wait $memo
+check "the same process once its cgroup is tagged: refused" "$(head -1 "$SH_TMP/memo2")" "err EPERM"
+mkdir $CG/later
+OUT=$(bash -c "echo \$\$ > $CG/later/cgroup.procs; exec $TRY exec /usr/bin/id" | head -1)
+check "a cgroup made under the tagged one afterwards: refused" "$OUT" "err EPERM"
+$CTL untag $CG
+OUT=$(bash -c "echo \$\$ > $CG/later/cgroup.procs; exec $TRY exec /usr/bin/id -u" | head -1)
+check "untagged again: the same exec runs" "$OUT" 0
+rmdir $CG/later $CG 2>/dev/null
+
 # Only cgroups can be tagged, and only as deep as the programs look.
 $CTL tag /tmp texec 2>"$SH_TMP/tag.err"
 check "tag of a path that is no cgroup: refused" "$?" 1
