@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -148,10 +149,18 @@ static int parse_records(char *text, struct sh_jobj **v, size_t *n)
 static int write_policy(const char *path, const struct sh_buf *b)
 {
 	char tmp[PATH_MAX];
+	struct stat st;
 	FILE *f;
 
 	if (!path)
 		return fwrite(b->p, 1, b->len, stdout) == b->len && !fflush(stdout) ? 0 : -EIO;
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		/* A device or a pipe (/dev/null): written, never replaced. */
+		f = fopen(path, "w");
+		if (!f)
+			return -errno;
+		return fwrite(b->p, 1, b->len, f) == b->len && !fclose(f) ? 0 : -EIO;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
 	f = fopen(tmp, "w");
 	if (!f)
