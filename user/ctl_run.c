@@ -231,21 +231,33 @@ static int run_parse(int argc, char **argv, struct ctl_run_opts *o)
 
 /* The daemon creates and tags the run's cgroup: returns 0 with its id and
  * path, or -1 after saying why not. */
-static int run_begin(struct ctl_run_opts *o, const char *cmd, unsigned *run_id,
+static int run_begin(struct ctl_run_opts *o, char **cmd, unsigned *run_id,
 		     char cg[static 256])
 {
 	char pids[32], *reply = NULL, words[4][48];
 	/* A learning run is tagged with a policy the daemon makes for it:
 	 * from nothing ("-") or from --from's. */
-	const char *req[8] = { o->learn ? "learn-begin" : "run-begin",
-			       o->learn ? (o->from ? o->from : "-") : o->policy, pids, cmd };
-	size_t n = sh_limits_words(&o->limits, words);
+	const char *req[SH_CTL_MAX_ARGS] = { o->learn ? "learn-begin" : "run-begin",
+			       o->learn ? (o->from ? o->from : "-") : o->policy, pids, cmd[0] };
+	size_t n = 4 + sh_limits_words(&o->limits, words), bytes = 0, sep;
 	int ret;
 
 	snprintf(pids, sizeof(pids), "%lu", o->pids_max);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i + 4 < n; i++)
 		req[4 + i] = words[i];
-	ret = sh_ctl_call_capture(ctl_sock_path, (int)(4 + n), req, &reply, stderr);
+	/* Then the whole command line, for the run-start record, as much of
+	 * it as one request holds ("--truncated" says it is cut short). */
+	sep = n;
+	req[n++] = "--";
+	for (size_t i = 0; cmd[i]; i++) {
+		bytes += strlen(cmd[i]) + 1;
+		if (n + 1 >= SH_CTL_MAX_ARGS || bytes > SH_CTL_MAX_MSG / 2) {
+			req[sep] = "--truncated";
+			break;
+		}
+		req[n++] = cmd[i];
+	}
+	ret = sh_ctl_call_capture(ctl_sock_path, (int)n, req, &reply, stderr);
 	if (ret != 0) {
 		free(reply);
 		ctl_daemon_status(ret);
@@ -423,7 +435,7 @@ int ctl_run_tree(struct ctl_run_opts *o, char **cmd, char **learned, int *setup_
 	pid_t pid;
 
 	*setup_failed = 1;
-	if (run_begin(o, cmd[0], &run_id, cg) < 0)
+	if (run_begin(o, cmd, &run_id, cg) < 0)
 		return RUN_EXIT_SETUP;
 	pid = run_supervise(o, cg, cmd, &e);
 	if (pid < 0) {

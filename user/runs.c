@@ -166,8 +166,44 @@ static void rec_limits(struct sh_daemon *d, unsigned long pids, const struct sh_
 		sh_json_uint_field(&d->buf, "io_weight", l->io_weight);
 }
 
-/* run-begin POLICY PIDS_MAX [COMMAND [LIMIT=VALUE...]]: replies "ID CGROUP".
- * The limits in the request override the policy's. */
+/*
+ * The command line as one string a shell would read back into the same
+ * words (records stay flat: one level of fields); "argv_truncated" when
+ * the request held only its start.
+ */
+static void rec_argv(struct sh_daemon *d, int n, char **v, bool truncated)
+{
+	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				   "0123456789_@%+=:,./-";
+	struct sh_buf s;
+
+	sh_buf_init(&s);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			sh_buf_putc(&s, ' ');
+		if (v[i][0] && strspn(v[i], safe) == strlen(v[i])) {
+			sh_buf_puts(&s, v[i]);
+			continue;
+		}
+		sh_buf_putc(&s, '\'');
+		for (const char *c = v[i]; *c; c++)
+			if (*c == '\'')
+				sh_buf_puts(&s, "'\\''");
+			else
+				sh_buf_putc(&s, *c);
+		sh_buf_putc(&s, '\'');
+	}
+	if (!s.oom)
+		sh_json_str_field(&d->buf, "argv", (const uint8_t *)(s.p ? s.p : ""), s.len);
+	if (truncated)
+		sh_json_int_field(&d->buf, "argv_truncated", 1);
+	sh_buf_free(&s);
+}
+
+/* run-begin POLICY PIDS_MAX [COMMAND [LIMIT=VALUE...] [-- ARG...]]: replies
+ * "ID CGROUP". The limits in the request override the policy's; the
+ * arguments after "--" (or "--truncated": cut short) are the command line
+ * the run-start record keeps. */
 int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 {
 	char path[256], err[512];
@@ -175,6 +211,7 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	struct sh_limits l, req = { 0 };
 	unsigned long pids = 0;
 	uint32_t id;
+	int cmdv;
 
 	p = sh_policy_find(sh_enforcer_policies(d->enf), argv[1]);
 	if (!p) {
@@ -182,9 +219,10 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 								    argv[1], err, sizeof(err)));
 		return SH_EXIT_FAIL;
 	}
-	for (int i = 4; i < argc; i++)
-		if (!sh_limits_parse_word(argv[i], &req)) {
-			sh_ctl_reply(fd, 'E', "bad limit '%s'\n", argv[i]);
+	/* LIMIT=VALUE words, then "--" (or "--truncated") and the command line. */
+	for (cmdv = 4; cmdv < argc && strncmp(argv[cmdv], "--", 2); cmdv++)
+		if (!sh_limits_parse_word(argv[cmdv], &req)) {
+			sh_ctl_reply(fd, 'E', "bad limit '%s'\n", argv[cmdv]);
 			return SH_EXIT_FAIL;
 		}
 	l = p->limits;
@@ -206,6 +244,8 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	rec_limits(d, pids, &l);
 	if (argc > 3)
 		sh_rec_str(d, "command", argv[3]);
+	if (cmdv < argc)
+		rec_argv(d, argc - cmdv - 1, argv + cmdv + 1, !strcmp(argv[cmdv], "--truncated"));
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	sh_ctl_reply(fd, 'O', "%u %s\n", id, path);

@@ -124,6 +124,12 @@ check_match "it says which policy refused it" "$out" "refused by policy 'top'"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$SH_BUILD/sharnessctl" --socket "$SOCK" status 2>&1)
 check "non-root status: exit 4" "$?" 4
 check_match "non-root: told to run as root" "$out" "run sharnessctl as root"
+# run-start keeps the whole command line, quoted as a shell reads it back.
+$CTL run --policy top -- /usr/bin/bash -c 'exit 0' "a b" "it's" plain >/dev/null 2>&1
+argv=$(jq -r 'select(.event=="run-start") | .argv' "$AUDIT" | tail -1)
+check "run-start: the whole command line" "$argv" "/usr/bin/bash -c 'exit 0' 'a b' 'it'\\''s' plain"
+eval "words=($argv)"
+check "run-start: read back, the same words" "${#words[@]}:${words[3]}:${words[4]}" "6:a b:it's"
 # Log queries: by run, hook, action and time.
 rid=$(jq -r 'select(.event=="run-start") | .run' "$AUDIT" | tail -1)
 out=$($CTL log --json --run "$rid")
