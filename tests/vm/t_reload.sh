@@ -246,7 +246,7 @@ mkdir "$X"
 out=$($CTL policy reload 2>&1)
 check "cgroup line naming an existing cgroup: reload ok" "$?" 0
 stat_txt=$($CTL status)
-check_match "status lists the cgroup tagged by r3" "$stat_txt" "$X +r3( |"$'\n')"
+check_match "status lists the cgroup tagged by r3" "$stat_txt" "$X +r3( |"$'\n'")"
 check "process in the cgroup of a cgroup line is held to r3" "$(in_cg "$X")" "id=EPERM true=EPERM"
 out=$($CTL untag "$X" 2>&1)
 rc=$?
