@@ -387,13 +387,11 @@ static bool write_dir(const char *p, const char *wd, char *out, size_t n)
 	return sh_learn_collapsible(out);
 }
 
-void sh_learn_write_rules(const struct learned *l, const char *workdir, struct items *rules,
-			  struct items *unlearned)
+void sh_learn_write_rules(const struct learned *l, const char *workdir, struct items *rules)
 {
 	struct items files = {}, dirs = {};
 	char wd[4096] = "", d[4096];
 
-	(void)unlearned;
 	if (workdir && workdir[0] == '/')
 		snprintf(wd, sizeof(wd), "%s%s", workdir,
 			 workdir[strlen(workdir) - 1] == '/' ? "" : "/");

@@ -51,8 +51,7 @@ bool sh_learn_expressible(const char *p);
 /* May a rule name this whole directory for names found in it? */
 bool sh_learn_collapsible(const char *dir);
 /* The write rules of the run (see learn_gen.h), each with what used it. */
-void sh_learn_write_rules(const struct learned *l, const char *workdir, struct items *rules,
-			  struct items *unlearned);
+void sh_learn_write_rules(const struct learned *l, const char *workdir, struct items *rules);
 /* The work directory (if any) and the temporary directories, into v. */
 void sh_learn_add_writable_dirs(struct items *v, const char *workdir);
 /* Is path under one of the directories the write rules name (or one)? */

@@ -244,7 +244,7 @@ size_t sh_learn_policy(const struct sh_learn_in *in, struct sh_jobj *recs, size_
 
 	for (size_t i = 0; i < n; i++)
 		sh_learn_take(&l, &recs[i]);
-	sh_learn_write_rules(&l, in->workdir, &writes, NULL);
+	sh_learn_write_rules(&l, in->workdir, &writes);
 	/* Where the tree writes now or may write: no library directory there. */
 	for (size_t i = 0; i < writes.n; i++)
 		sh_items_add(&writable, writes.v[i].key, "", 1);

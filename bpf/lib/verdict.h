@@ -78,9 +78,8 @@ static __always_inline long lsm_ret(long ret)
  * default set (a raw disk rewrites any file), capabilities beyond the
  * tree's, and signals outside the tree (the run's own supervisor).
  */
-static __always_inline bool learnable(const struct refusal *w, __u32 reason)
+static __always_inline bool learnable(__u32 reason)
 {
-	(void)w;
 	return reason == SH_WHY_DEFAULT || reason == SH_WHY_ABSTRACT || reason == SH_WHY_SOCKET;
 }
 
@@ -184,7 +183,7 @@ static __always_inline void fill_header(struct sh_event *e, const struct member 
 static __always_inline int report(const struct member *m, struct scratch *s,
 				  const struct refusal *w, __u32 reason, long path_len)
 {
-	bool learn = (m->flags & SH_PF_LEARN) && learnable(w, reason);
+	bool learn = (m->flags & SH_PF_LEARN) && learnable(reason);
 	bool audit = (m->flags & SH_PF_AUDIT) || learn;
 	int ret = audit ? 0 : -EPERM;
 	__u32 action = learn ? SH_EV_LEARN : audit ? SH_EV_AUDIT : SH_EV_DENY;

@@ -328,7 +328,7 @@ static void test_from_policy(void **state)
  * with a rule of its kind, an error. */
 static void test_net_none(void **state)
 {
-	struct run r = {}, s = {};
+	struct run r = {};
 	char path[] = "/tmp/sharness-test-none-XXXXXX";
 	struct sh_policy p = {};
 	struct sh_errors errs = {};
@@ -339,7 +339,6 @@ static void test_net_none(void **state)
 	generate(&r, NULL);
 	parses(&r);
 	done(&r);
-	(void)s;
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	dprintf(fd, "[policy]\nname = n\n[net]\nconnect = none\nconnect = tcp 10.0.0.1 22\n");
