@@ -92,20 +92,16 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 	}
 	if (cg && run_id)
 		sh_run_count_denial(d, run_id);
-	if (run_id && sh_learning_of(d, run_id)) {
-		/* What a learning run was refused: listed for review. */
-		sh_audit_format_event(&d->buf, ev,
-				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
-				      cg, run_id);
-		sh_learning_record(d, run_id, &d->buf);
-		sh_buf_reset(&d->buf);
-	}
 	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",
 			 ev->hook, ev->action);
 	if (sh_rl_admit(&d->rl, ev)) {
 		sh_audit_format_event(&d->buf, ev,
 				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
 				      cg, run_id);
+		/* What a learning run was refused goes to its review too (the
+		 * same record, once: repeats are the rate limit's to count). */
+		if (run_id && sh_learning_of(d, run_id))
+			sh_learning_record(d, run_id, &d->buf);
 		sh_rec_emit_journaled(d);
 		d->events_logged++;
 	}
