@@ -90,6 +90,8 @@ void sh_run_count_denial(struct sh_daemon *d, uint32_t run_id);
  * going on, added to a set about to be applied (0, -EEXIST, -ENOMEM). */
 int sh_learn_begin(struct sh_daemon *d, int fd, int argc, char **argv);
 int sh_learn_end(struct sh_daemon *d, int fd, int argc, char **argv);
+/* run-end: learn-end for a learning run, else sh_run_end. */
+int sh_learn_or_run_end(struct sh_daemon *d, int fd, int argc, char **argv);
 bool sh_learning_of(struct sh_daemon *d, uint32_t run_id);
 /* Keeps rec for the run; false when the run is over what it may learn
  * (the record is then not logged either). */

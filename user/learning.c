@@ -211,6 +211,14 @@ bool sh_learning_record(struct sh_daemon *d, uint32_t run_id, const struct sh_bu
 	return true;
 }
 
+int sh_learn_or_run_end(struct sh_daemon *d, int fd, int argc, char **argv)
+{
+	/* A learning run ended as a plain run: its policy goes with it. */
+	if (sh_learning_of(d, strtoul(argv[1], NULL, 10)))
+		return sh_learn_end(d, fd, argc, argv);
+	return sh_run_end(d, fd, argc, argv);
+}
+
 /* learn-end ID STATUS KILLED: ends the run as run-end does, then replies
  * with its learn records (JSON lines) and drops its policy. */
 int sh_learn_end(struct sh_daemon *d, int fd, int argc, char **argv)

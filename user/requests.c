@@ -435,7 +435,7 @@ static const struct request requests[] = {
 	{ "unload", req_unload, 0, ANY, NULL, "[force]: detaches the programs, then stops" },
 	{ "run-begin", sh_run_begin, 2, ANY, "POLICY PIDS_MAX",
 	  "POLICY PIDS_MAX [COMMAND]: a new run cgroup, tagged; replies ID CGROUP" },
-	{ "run-end", sh_run_end, 3, ANY, "ID STATUS KILLED",
+	{ "run-end", sh_learn_or_run_end, 3, ANY, "ID STATUS KILLED",
 	  "ID STATUS KILLED: logs the run's end, untags and removes its cgroup" },
 	{ "learn-begin", sh_learn_begin, 2, ANY, "FROM PIDS_MAX",
 	  "FROM|- PIDS_MAX [COMMAND]: a learning run; replies ID CGROUP" },

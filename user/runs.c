@@ -220,7 +220,8 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 		return SH_EXIT_FAIL;
 	}
 	/* LIMIT=VALUE words, then "--" (or "--truncated") and the command line. */
-	for (cmdv = 4; cmdv < argc && strncmp(argv[cmdv], "--", 2); cmdv++)
+	for (cmdv = 4; cmdv < argc && strcmp(argv[cmdv], "--") && strcmp(argv[cmdv], "--truncated");
+	     cmdv++)
 		if (!sh_limits_parse_word(argv[cmdv], &req)) {
 			sh_ctl_reply(fd, 'E', "bad limit '%s'\n", argv[cmdv]);
 			return SH_EXIT_FAIL;

@@ -542,6 +542,11 @@ static void cleanup(struct sh_daemon *d, struct proc *p, int ret)
 	sh_rl_free(&d->rl);
 	sh_journal_close(&d->journal);
 	free(d->runs);
+	for (size_t i = 0; i < d->nlearning; i++) {
+		sh_policy_free(&d->learning[i].pol);
+		sh_buf_free(&d->learning[i].recs);
+	}
+	free(d->learning);
 }
 
 int main(int argc, char **argv)
