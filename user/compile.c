@@ -138,8 +138,11 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 
 	if (p->mode == SH_MODE_AUDIT)
 		f |= SH_PF_AUDIT;
+	/* Learning: signals outside the tree are refused whatever the scope --
+	 * the run's own sharnessctl is outside, and without it the run would
+	 * go on learning (user/learning.c). */
 	if (p->mode == SH_MODE_LEARN)
-		f |= SH_PF_LEARN;
+		f |= SH_PF_LEARN | SH_PF_SIGNAL_TREE;
 	/* Learning from nothing: every allowlist empty, so every exec, write,
 	 * connect, bind, signal outside the tree and unix socket is reported
 	 * (in enforce mode: refused, for a learning run whose daemon is gone). */

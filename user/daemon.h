@@ -31,7 +31,8 @@ struct sh_learning {
 	struct sh_buf recs;             /* learn records, JSON lines */
 	bool overflow;                  /* more than can be kept: the learning fails */
 	uint64_t unlogged;              /* learn records past that, not logged */
-	bool orphan;                    /* begun under a previous daemon: learns nothing */
+	bool orphan;                    /* its daemon or client is gone: learns nothing */
+	int pidfd;                      /* the sharnessctl that began it, or -1 */
 };
 
 struct sh_daemon {
@@ -100,6 +101,9 @@ int sh_learning_add_policies(struct sh_daemon *d, struct sh_policy_set *set);
 /* At start: learning runs a previous daemon left, held to policies that
  * refuse every use until they end; then as sh_learning_add_policies. */
 int sh_learning_adopt(struct sh_daemon *d, struct sh_policy_set *set);
+/* The event loop's: a learning run whose sharnessctl is gone is held to a
+ * policy that refuses every use, and its processes are killed. */
+void sh_learning_watch(struct sh_daemon *d);
 
 /* protect.c: marks the daemon's own files so that no tree changes them;
  * 0 or -errno (logged). */

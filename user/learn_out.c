@@ -162,7 +162,8 @@ static void signal_limits(struct out *o, const struct learned *l, bool all)
 		rule(o, "scope", "tree", "signals outside the tree were refused while learning",
 		     NULL);
 	for (size_t i = 0; i < l->signals.n; i++)
-		note(o, "?", "refused while learning: %s by %s (scope = any allows it)",
+		note(o, "?", "refused while learning (outside the tree, whatever the scope): "
+		     "%s by %s; scope = any allows it",
 		     l->signals.v[i].key, l->signals.v[i].comm);
 	section(o, "limits");
 	for (size_t i = 0; i < l->caps.n; i++) {

@@ -13,9 +13,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "control.h"
 #include "daemon.h"
@@ -81,6 +86,7 @@ int sh_learning_adopt(struct sh_daemon *d, struct sh_policy_set *set)
 			return -ENOMEM;
 		l.pol.mode = SH_MODE_ENFORCE;
 		l.pol.learn_all = true;
+		l.pidfd = -1;
 		sh_buf_init(&l.recs);
 		d->learning[d->nlearning++] = l;
 		sh_log("learning run %u (%s) outlived the daemon that began it: it is refused "
@@ -156,6 +162,56 @@ static int make_policy(struct sh_daemon *d, int fd, const char *from, const char
 	return p->name ? 0 : -ENOMEM;
 }
 
+/* The requesting sharnessctl, as a pidfd the loop watches (-1: none). */
+static int client_pidfd(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0)
+		return -1;
+	return (int)syscall(SYS_pidfd_open, cred.pid, 0);
+}
+
+/*
+ * A learning run whose sharnessctl is gone would go on learning -- letting
+ * through what its rules would refuse -- with nobody to end it. It is held
+ * to a policy that refuses every use instead, and its processes killed.
+ */
+static void client_gone(struct sh_daemon *d, struct sh_learning *l)
+{
+	struct sh_policy p = { .mode = SH_MODE_ENFORCE, .learn_all = true };
+	char kill_path[128];
+
+	close(l->pidfd);
+	l->pidfd = -1;
+	l->orphan = true;
+	p.name = strdup(l->pol.name);
+	if (p.name && !reapply(d, -1, &p, l->pol.name)) {
+		sh_policy_free(&l->pol);
+		l->pol = p;
+	} else {
+		sh_policy_free(&p);
+		sh_log("learning run %u: cannot hold it to a closed policy", l->run_id);
+	}
+	snprintf(kill_path, sizeof(kill_path), "/sys/fs/cgroup/sharness/run-%u/cgroup.kill",
+		 l->run_id);
+	if (sh_write_file(kill_path, "1"))
+		sh_log("learning run %u: cannot kill what is left of it", l->run_id);
+	sh_log("learning run %u: its sharnessctl is gone; its processes are killed and it is "
+	       "refused every use", l->run_id);
+}
+
+void sh_learning_watch(struct sh_daemon *d)
+{
+	for (size_t i = 0; i < d->nlearning; i++) {
+		struct pollfd pfd = { .fd = d->learning[i].pidfd, .events = POLLIN };
+
+		if (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0)
+			client_gone(d, &d->learning[i]);
+	}
+}
+
 /* learn-begin FROM|- PIDS_MAX [COMMAND [LIMIT=VALUE...]]: replies "ID CGROUP". */
 int sh_learn_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 {
@@ -186,6 +242,7 @@ int sh_learn_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 		return ret;
 	}
 	l.run_id = d->next_run;
+	l.pidfd = client_pidfd(fd);
 	/* The client rewrites the policy learned from: its file. */
 	from = strcmp(argv[1], "-") ? sh_policy_find(sh_enforcer_policies(d->enf), argv[1]) : NULL;
 	sh_ctl_reply(fd, 'O', "%s\n", from && from->file ? from->file : "-");
@@ -256,6 +313,8 @@ int sh_learn_end(struct sh_daemon *d, int fd, int argc, char **argv)
 	}
 	if (reapply(d, fd, NULL, l->pol.name))
 		sh_log("learning policy %s stays loaded: its removal failed", l->pol.name);
+	if (l->pidfd >= 0)
+		close(l->pidfd);
 	sh_policy_free(&l->pol);
 	sh_buf_free(&l->recs);
 	*l = d->learning[--d->nlearning];

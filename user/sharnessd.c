@@ -493,6 +493,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 		sh_rec_dropped(d);
 		sh_rl_flush_old(&d->rl);
 		sh_metrics_write(d, false);
+		sh_learning_watch(d);
 	}
 }
 
@@ -545,6 +546,8 @@ static void cleanup(struct sh_daemon *d, struct proc *p, int ret)
 	for (size_t i = 0; i < d->nlearning; i++) {
 		sh_policy_free(&d->learning[i].pol);
 		sh_buf_free(&d->learning[i].recs);
+		if (d->learning[i].pidfd >= 0)
+			close(d->learning[i].pidfd);
 	}
 	free(d->learning);
 }

@@ -414,7 +414,8 @@ static void test_learn_flags(void **state)
 	add(&f, SH_EXEC_ALLOW, "/usr/bin/true");
 	f.p.mode = SH_MODE_LEARN;
 	assert_int_equal(sh_compile_flags(&f.p),
-			 SH_PF_VALID | SH_PF_LEARN | SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES);
+			 SH_PF_VALID | SH_PF_LEARN | SH_PF_SIGNAL_TREE | SH_PF_EXEC_ALLOWLIST |
+			 SH_PF_EXEC_RULES);
 	init(&f);
 	f.p.mode = SH_MODE_LEARN;
 	f.p.learn_all = true;
