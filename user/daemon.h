@@ -33,6 +33,7 @@ struct sh_learning {
 	uint64_t unlogged;              /* learn records past that, not logged */
 	bool orphan;                    /* its daemon or client is gone: learns nothing */
 	int pidfd;                      /* the sharnessctl that began it, or -1 */
+	bool client_gone;               /* ...which is gone: the daemon ends the run */
 };
 
 struct sh_daemon {

@@ -186,6 +186,7 @@ static void client_gone(struct sh_daemon *d, struct sh_learning *l)
 	close(l->pidfd);
 	l->pidfd = -1;
 	l->orphan = true;
+	l->client_gone = true;
 	p.name = strdup(l->pol.name);
 	if (p.name && !reapply(d, -1, &p, l->pol.name)) {
 		sh_policy_free(&l->pol);
@@ -205,10 +206,22 @@ static void client_gone(struct sh_daemon *d, struct sh_learning *l)
 void sh_learning_watch(struct sh_daemon *d)
 {
 	for (size_t i = 0; i < d->nlearning; i++) {
-		struct pollfd pfd = { .fd = d->learning[i].pidfd, .events = POLLIN };
+		struct sh_learning *l = &d->learning[i];
+		struct pollfd pfd = { .fd = l->pidfd, .events = POLLIN };
+		char cg[64], id[16], *end[] = { "learn-end", id, "client-gone", "0" };
+		uint64_t busy = 1;
 
 		if (pfd.fd >= 0 && poll(&pfd, 1, 0) > 0)
-			client_gone(d, &d->learning[i]);
+			client_gone(d, l);
+		if (!l->client_gone)
+			continue;
+		/* Once its processes are gone, the daemon ends the run itself. */
+		snprintf(cg, sizeof(cg), "/sys/fs/cgroup/sharness/run-%u", l->run_id);
+		if (sh_cg_value(cg, "cgroup.events", "populated", &busy) == 0 && !busy) {
+			snprintf(id, sizeof(id), "%u", l->run_id);
+			sh_learn_end(d, -1, 4, end);
+			i--;    /* the last entry took its place */
+		}
 	}
 }
 
@@ -291,8 +304,8 @@ int sh_learn_end(struct sh_daemon *d, int fd, int argc, char **argv)
 	}
 	sh_run_end(d, fd, argc, argv);
 	if (l->orphan) {
-		sh_ctl_reply(fd, 'E', "sharnessd restarted during learning run %u: nothing "
-			     "learned\n", id);
+		sh_ctl_reply(fd, 'E', "learning run %u went on without its sharnessd or its "
+			     "sharnessctl: nothing learned\n", id);
 		ret = SH_EXIT_FAIL;
 	}
 	if (l->overflow || l->recs.oom) {

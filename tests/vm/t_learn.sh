@@ -227,8 +227,36 @@ check_match "its log says what it did with the run" "$(cat "$SH_TMP/daemon.err")
 echo go >"$SH_TMP/go"
 wait $lpid
 check "the run's next write is refused" "$(tail -1 "$SH_TMP/torph.out")" "refused"
-check_match "learn says nothing was learned" "$(cat "$SH_TMP/torph.err")" "restarted during learning run"
+check_match "learn says nothing was learned" "$(cat "$SH_TMP/torph.err")" \
+	"went on without its sharnessd or its sharnessctl: nothing learned"
 check "and writes no policy" "$(test -e "$SH_TMP/torph.policy" && echo written)" ""
+
+# ---- a learning run never outlives its sharnessctl. Root in the tree,
+# learning from a policy whose scope is any, cannot signal it (a signal
+# inside the tree still works); killed from outside, the daemon kills the
+# run, holds it to a policy that refuses every use, and ends it.
+learn tkill "$W" --from tbase -- /usr/bin/bash -c \
+	'kill -TERM $PPID 2>/dev/null; echo kill=$?; sleep 100 & kill $!; wait $!; echo child=$?'
+check "tkill: the tree's signal to its sharnessctl is refused" "$(grep kill= "$SH_TMP/tkill.out")" "kill=1"
+check "tkill: a signal inside the tree is not" "$(grep child= "$SH_TMP/tkill.out")" "child=143"
+check "tkill: sharnessctl lived to write the policy" "$LRC/$(test -s "$SH_TMP/policies/tkill.policy" && echo written)" "0/written"
+rm -f "$SH_TMP/policies/tkill.policy"
+$CTL learn --policy tgone --workdir "$W" --output "$SH_TMP/tgone.policy" -- \
+	/usr/bin/bash -c 'echo up; sleep 300' >"$SH_TMP/tgone.out" 2>&1 &
+lpid=$!
+wait_until grep -q up "$SH_TMP/tgone.out"
+rid=$(jq -r 'select(.event=="run-start" and (.policy | startswith("learn."))) | .run' "$AUDIT" | tail -1)
+check "tgone: learning, before: its policy learns" "$($CTL status | grep -c "learn\.$rid  *learn ")" 1
+kill -KILL $lpid
+wait $lpid 2>/dev/null
+ended() { jq -e "select(.event==\"run-end\" and .run==$rid)" "$AUDIT" >/dev/null 2>&1; }
+wait_until ended
+check "tgone: its sharnessctl killed: the daemon ends the run" \
+	"$(jq -r "select(.event==\"run-end\" and .run==$rid) | .status" "$AUDIT")" "client-gone"
+check "tgone: after its processes" "$(pgrep -f 'sleep 300' | wc -l)" 0
+check_match "tgone: the daemon says why" "$(cat "$SH_TMP/daemon.err")" \
+	"learning run $rid: its sharnessctl is gone; its processes are killed and it is refused every use"
+check "tgone: no policy written" "$(test -e "$SH_TMP/tgone.policy" && echo written)" ""
 
 # ---- bad input
 out=$($CTL learn --policy 'bad name' -- /usr/bin/true 2>&1); rc=$?
