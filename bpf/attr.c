@@ -62,7 +62,6 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
 	struct mount_scan scan = {};
 	struct scratch *s;
-	long len = -ESTALE;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
@@ -90,6 +89,14 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
 	s->ncands = 0;
 	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
+	/*
+	 * The name found and the reason are kept in the scratch, not in
+	 * registers: the verifier then reaches report() with one state
+	 * whichever candidate ended the loop, instead of one per candidate
+	 * and outcome (which took these programs near its limit).
+	 */
+	s->cand_len = -ESTALE;
+	s->cand_why = reason;
 	nc = s->ncands;
 	for (int i = 0; i < SH_SB_MOUNTS_MAX; i++) {
 		long l;
@@ -99,18 +106,18 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 		l = walk_path(s, dentry, (void *)s->cands[i] + bpf_core_field_offset(struct mount, mnt));
 		if (l <= 0)
 			continue; /* not under this mount */
-		len = l;
+		s->cand_len = l;
 		if (knob)
 			break;
 		act = lookup_rule(s, m, SH_KEY_FILE, l);
 		if (act != SH_ACT_DENY &&
 		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST)))
 			return 0;
-		reason = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
+		s->cand_why = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
 	}
 	return report(m, s, &(struct refusal){
 			.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },
-		      reason, len);
+		      s->cand_why, s->cand_len);
 }
 
 /* The first argument is a struct user_namespace * on 6.1, a struct

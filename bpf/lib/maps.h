@@ -129,6 +129,8 @@ struct scratch {
 	int err;        /* why ev.path is not the object's own path (report) */
 	__u32 ncands;
 	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
+	long cand_len;  /* judge_dentry_change: the last name found, and why */
+	__u32 cand_why; /* none allowed it (kept here, not in registers: see there) */
 	struct sh_event ev;
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 };
