@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -79,11 +80,43 @@ static void configure_optional(struct sharness_bpf *skel)
 
 int sh_probe_open(struct sharness_bpf **out)
 {
+	struct bpf_program *p;
+
 	*out = sharness_bpf__open();
 	if (!*out)
 		return errno ? -errno : -ENOMEM;
 	configure_optional(*out);
+	/* SHARNESS_VERIFIER_STATS=1: the verifier's statistics of every
+	 * program, printed by `probe` (the suite checks their headroom). */
+	if (getenv("SHARNESS_VERIFIER_STATS"))
+		bpf_object__for_each_program(p, (*out)->obj) {
+			char *buf = calloc(1, 4096);
+
+			if (buf && !bpf_program__set_log_buf(p, buf, 4096))
+				bpf_program__set_log_level(p, 4);
+			else
+				free(buf);
+		}
 	return 0;
+}
+
+static void print_verifier_stats(struct sharness_bpf *skel)
+{
+	struct bpf_program *p;
+	size_t n;
+
+	if (!getenv("SHARNESS_VERIFIER_STATS"))
+		return;
+	bpf_object__for_each_program(p, skel->obj) {
+		const char *log = bpf_program__log_buf(p, &n), *s;
+
+		s = log ? strstr(log, "processed ") : NULL;
+		if (s && bpf_program__autoload(p))
+			printf("verifier: %s %.*s\n", bpf_program__name(p),
+			       (int)strcspn(s, "\n"), s);
+		bpf_program__set_log_buf(p, NULL, 0);
+		free((void *)log);
+	}
 }
 
 static int load_and_attach(struct sharness_bpf **out)
@@ -95,6 +128,8 @@ static int load_and_attach(struct sharness_bpf **out)
 	if (err)
 		return err;
 	err = sharness_bpf__load(skel);
+	if (!err)
+		print_verifier_stats(skel);
 	if (!err)
 		err = sharness_bpf__attach(skel);
 	if (err) {
