@@ -54,8 +54,7 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 	}
 	/* chattr: inode flags (immutable, append-only...) change the file. */
 	if (inode_flags_ioctl(cmd))
-		return judge_write(&m, BPF_CORE_READ(file, f_path.dentry),
-				   BPF_CORE_READ(file, f_path.mnt), SH_OP_SETFLAGS);
+		return judge_write(&m, file->f_path.dentry, file->f_path.mnt, SH_OP_SETFLAGS);
 	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
 	s = get_scratch();
 	if (!s)

@@ -18,6 +18,7 @@
 #define SH_MAX_CGROUP_LEVEL  32      /* deepest cgroup level searched for a tag */
 #define SH_MAX_TAGGED        4096    /* tagged cgroups across both slots */
 #define SH_MAX_RULE_KEYS     (64 * 1024)
+#define SH_MAX_FILE_DIRS     (64 * 1024)     /* directory markers (file_dirs) */
 #define SH_COMM_LEN          16
 
 /*
@@ -79,6 +80,8 @@ enum sh_policy_flags {
 	 */
 	SH_PF_LEARN          = 1u << 12,
 	SH_PF_LEARN_ALL      = 1u << 13, /* learning from nothing: every unix connect too */
+	SH_PF_DIRS           = 1u << 14, /* its directory markers are in file_dirs: the
+					  * directory memo may judge its writes */
 };
 
 /*
@@ -370,7 +373,9 @@ enum sh_counter_what {
 #define SH_CNT_DROPPED      (SH_CNT_HOOK_SLOTS * SH_CNT_WHAT_MAX) /* ring buffer full */
 #define SH_CNT_LEARNED      (SH_CNT_DROPPED + 1) /* learn records sent */
 #define SH_CNT_LEARN_DUP    (SH_CNT_DROPPED + 2) /* learning: uses already reported */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 3)
+#define SH_CNT_MEMO_HIT     (SH_CNT_DROPPED + 3) /* judged by the directory memo */
+#define SH_CNT_MEMO_STORE   (SH_CNT_DROPPED + 4) /* directory verdicts memoized */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 5)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

@@ -62,32 +62,37 @@ _Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net
 	       "slot at byte 4 of every trie key");
 _Static_assert(sizeof(struct sh_net_key) <= sizeof(struct sh_rule_key), "key buffer size");
 
-/* Delete every key of one slot from a trie keyed as above. */
+/* Delete every key of one slot from a trie keyed as above: collected in
+ * one walk, then deleted (a walk that deletes as it goes restarts). */
 static int clear_slot_rules(int fd, unsigned slot)
 {
-	union { struct sh_rule_key r; struct sh_net_key n; uint8_t b[4 + 1]; } key, next;
-	void *prev = NULL;
-	int err;
+	typedef union { struct sh_rule_key r; struct sh_net_key n; uint8_t b[4 + 1]; } key_t;
+	key_t key, last, *all = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
 
-	/* Deleting while iterating restarts the walk; collect first. */
-	for (;;) {
-		bool found = false;
+	for (void *prev = NULL; bpf_map_get_next_key(fd, prev, &key) == 0; prev = &last) {
+		last = key;
+		if (key.b[4] != slot)
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			key_t *na = realloc(all, ncap * sizeof(*all));
 
-		prev = NULL;
-		while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-			if (next.b[4] == slot) {
-				found = true;
-				break;
+			if (!na) {
+				free(all);
+				return -ENOMEM;
 			}
-			key = next;
-			prev = &key;
+			all = na;
+			cap = ncap;
 		}
-		if (!found)
-			return 0;
-		err = bpf_map_delete_elem(fd, &next);
-		if (err && errno != ENOENT)
-			return -errno;
+		all[n++] = key;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, &all[i]) && errno != ENOENT && !err)
+			err = -errno;
+	free(all);
+	return err;
 }
 
 /* Writes policy p's [net] rules, as policy `id` of `slot`, into net_rules. */
@@ -111,8 +116,27 @@ static int write_net_rules(int fd, unsigned slot, unsigned id, const struct sh_p
 	return err;
 }
 
-/* Writes policy p's rules, as policy `id` of `slot`, into the rules map. */
-static int write_policy_rules(int fd, unsigned slot, unsigned id,
+/* Writes the directory markers of compiled rules c into file_dirs. */
+static int write_dirs(int fd, const struct sh_compiled *c, const struct sh_policy *p,
+		      struct sh_errors *errs)
+{
+	struct sh_compiled_dir *d;
+	size_t n;
+	int err = sh_compile_dirs(c, &d, &n);
+
+	for (size_t i = 0; !err && i < n; i++)
+		if (bpf_map_update_elem(fd, &d[i].key, &d[i].len, BPF_ANY))
+			err = -errno;
+	if (err)
+		sh_errors_add(errs, "%s: cannot store directory markers: %s", p->file,
+			      strerror(-err));
+	free(d);
+	return err;
+}
+
+/* Writes policy p's rules, as policy `id` of `slot`, into the rules map,
+ * and their directory markers into file_dirs (dirs_fd). */
+static int write_policy_rules(int fd, int dirs_fd, unsigned slot, unsigned id,
 			      const struct sh_policy *p, struct sh_errors *errs)
 {
 	struct sh_compiled c;
@@ -141,6 +165,8 @@ static int write_policy_rules(int fd, unsigned slot, unsigned id,
 				      p->file, strerror(-err));
 		break;
 	}
+	if (!err)
+		err = write_dirs(dirs_fd, &c, p, errs);
 	sh_compile_free(&c);
 	return err;
 }
@@ -233,10 +259,11 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
 	int pol_fd = bpf_map__fd(e->skel->maps.policies);
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
+	int dirs_fd = bpf_map__fd(e->skel->maps.file_dirs);
 	int err;
 
 	for (size_t i = 0; i < set->n; i++) {
-		err = write_policy_rules(rules_fd, ns, i, &set->pols[i], errs);
+		err = write_policy_rules(rules_fd, dirs_fd, ns, i, &set->pols[i], errs);
 		if (!err)
 			err = write_net_rules(net_fd, ns, i, &set->pols[i], errs);
 		if (err)
@@ -247,7 +274,9 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		uint32_t idx = ns * SH_MAX_POLICIES + i;
 
 		if (i < set->n) {
-			conf.flags = sh_compile_flags(&set->pols[i]);
+			/* SH_PF_DIRS: its markers are written (above), so the
+			 * programs may memoize its directories. */
+			conf.flags = sh_compile_flags(&set->pols[i]) | SH_PF_DIRS;
 			conf.caps = set->pols[i].caps_allow;
 		}
 		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
@@ -362,6 +391,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 {
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
+	int dirs_fd = bpf_map__fd(e->skel->maps.file_dirs);
 	unsigned ns = !e->slot;
 	struct sh_tag_entry *nt = NULL;
 	size_t nnt = 0, ntag_new = 0;
@@ -379,6 +409,8 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	err = clear_slot_rules(rules_fd, ns);
 	if (!err)
 		err = clear_slot_rules(net_fd, ns);
+	if (!err)
+		err = clear_slot_rules(dirs_fd, ns);
 	if (err) {
 		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
 		goto out;
@@ -390,6 +422,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		/* The active slot was never touched: the old policy stays in force. */
 		clear_slot_rules(rules_fd, ns);
 		clear_slot_rules(net_fd, ns);
+		clear_slot_rules(dirs_fd, ns);
 		goto out;
 	}
 	switch_slot(e, ns, set, nt, nnt, ntag_new);

@@ -123,6 +123,69 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 	return 0;
 }
 
+static int dir_cmp(const void *a, const void *b)
+{
+	const struct sh_compiled_dir *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dir **out, size_t *n)
+{
+	struct sh_compiled_dir *d = NULL;
+	size_t cap = 0, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sh_rule_key *r = &c->rules[i].key;
+		size_t len = (r->prefixlen - 32) / 8;
+
+		if (r->kind != SH_KEY_FILE)
+			continue;
+		for (size_t j = 1; j < len; j++) {
+			if (r->path[j - 1] != '/')
+				continue;
+			if (k == cap) {
+				size_t ncap = cap ? 2 * cap : 16;
+				struct sh_compiled_dir *nd = realloc(d, ncap * sizeof(*d));
+
+				if (!nd) {
+					free(d);
+					return -ENOMEM;
+				}
+				d = nd;
+				cap = ncap;
+			}
+			memset(&d[k], 0, sizeof(d[k]));
+			d[k].key.prefixlen = 32 + j * 8;
+			d[k].key.slot = r->slot;
+			d[k].key.kind = r->kind;
+			d[k].key.policy = r->policy;
+			memcpy(d[k].key.path, r->path, j);
+			d[k].len = j;
+			k++;
+		}
+	}
+	if (k) {
+		size_t u = 1;
+
+		qsort(d, k, sizeof(*d), dir_cmp);
+		for (size_t i = 1; i < k; i++)
+			if (dir_cmp(&d[i], &d[u - 1]))
+				d[u++] = d[i];
+		k = u;
+	} else {
+		free(d);
+		d = NULL;
+	}
+	*out = d;
+	*n = k;
+	return 0;
+}
+
 void sh_compile_free(struct sh_compiled *c)
 {
 	if (!c)

@@ -37,6 +37,21 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 		     struct sh_compiled *out, struct sh_errors *errs);
 void sh_compile_free(struct sh_compiled *c);   /* NULL-safe, zeroes */
 
+/* One file_dirs-map entry: a directory "P/" with a [file] rule key below
+ * it, and its length in bytes (the value the programs compare). */
+struct sh_compiled_dir {
+	struct sh_rule_key key;
+	uint32_t len;
+};
+
+/*
+ * The directory markers of compiled rules c: every '/'-terminated proper
+ * prefix of each [file] (SH_KEY_FILE) key, once, keyed as that rule. The
+ * programs memoize a directory's rule only where it has no marker
+ * (bpf/lib/memo.h). 0 or -ENOMEM; *out is malloc'd (NULL when *n is 0).
+ */
+int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dir **out, size_t *n);
+
 /* One net_rules-map entry: an address prefix and the rules covering it. */
 struct sh_compiled_net {
 	struct sh_net_key key;

@@ -126,9 +126,13 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	const char *name = bpf_map__name(m);
 
 	/* learned: what learning trees reported; empty, they report again.
-	 * cg_memo: membership by cgroup; empty, it is computed again. */
+	 * cg_memo: membership by cgroup; empty, it is computed again.
+	 * file_dirs: empty, no policy table entry of the old generation has
+	 * SH_PF_DIRS until the apply writes both. dir_memo: memos; empty,
+	 * they are made again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
-	       !strcmp(name, "learned") || !strcmp(name, "cg_memo");
+	       !strcmp(name, "learned") || !strcmp(name, "cg_memo") ||
+	       !strcmp(name, "file_dirs") || !strcmp(name, "dir_memo");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

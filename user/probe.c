@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -86,6 +87,10 @@ int sh_probe_open(struct sharness_bpf **out)
 	if (!*out)
 		return errno ? -errno : -ENOMEM;
 	configure_optional(*out);
+	/* The directory memo's key (bpf/lib/memo.h): without one it is off. */
+	if (getrandom((void *)&(*out)->rodata->memo_key, sizeof((*out)->rodata->memo_key), 0) !=
+	    sizeof((*out)->rodata->memo_key))
+		(*out)->rodata->memo_key = 0;
 	/* SHARNESS_VERIFIER_STATS=1: the verifier's statistics of every
 	 * program, printed by `probe` (the suite checks their headroom). */
 	if (getenv("SHARNESS_VERIFIER_STATS"))

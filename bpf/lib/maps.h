@@ -52,6 +52,20 @@ struct {
 	__type(value, __u32);               /* enum sh_rule_action */
 } rules SEC(".maps");
 
+/*
+ * Directory markers: for each policy, every directory "P/" with a [file]
+ * rule key below it (longer than "P/" and starting with it), keyed as the
+ * rules are, the value the marker's length in bytes. A lookup that finds
+ * a marker of exactly its own length: rules below (lib/memo.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SH_MAX_FILE_DIRS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_rule_key);
+	__type(value, __u32);
+} file_dirs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SH_SLOTS * SH_MAX_POLICIES);

@@ -451,6 +451,62 @@ static void test_net_order(void **state)
 	free(v);
 }
 
+/* Marker i: the directory of len bytes of path, for policy id of slot. */
+static void assert_marker(const struct sh_compiled_dir *d, size_t n, size_t i, unsigned slot,
+			  unsigned id, const char *path)
+{
+	uint8_t want[SH_PATH_KEY_MAX] = { 0 };
+	size_t len = strlen(path);
+
+	assert_true(i < n);
+	memcpy(want, path, len);
+	assert_int_equal(d[i].key.prefixlen, 32 + len * 8);
+	assert_int_equal(d[i].key.slot, slot);
+	assert_int_equal(d[i].key.kind, SH_KEY_FILE);
+	assert_int_equal(d[i].key.policy, id);
+	assert_memory_equal(d[i].key.path, want, sizeof(want));
+	assert_int_equal(d[i].len, len);
+}
+
+/*
+ * Every directory with a [file] rule key below it gets one marker (the
+ * memo never stands for its names); a rule's own directory key, and other
+ * kinds' keys, make none.
+ */
+static void test_dir_markers(void **state)
+{
+	struct sh_compiled_dir *d;
+	struct sh_compiled c;
+	struct fixture f;
+	size_t n;
+
+	(void)state;
+	init(&f);
+	add(&f, SH_FILE_WRITE, "/srv/work/");        /* keys /srv/work/ and /srv/work */
+	add(&f, SH_FILE_DENY, "/srv/work/secret");   /* key /srv/work/secret */
+	add(&f, SH_EXEC_ALLOW, "/usr/bin/bash");     /* another kind: no marker */
+	compile_ok(&f, 1, 5, &c);
+	assert_int_equal(sh_compile_dirs(&c, &d, &n), 0);
+	/* Sorted by length, once each: / and /srv/ (above all three file
+	 * keys) and /srv/work/ (above the denied file, not above itself). */
+	assert_int_equal(n, 3);
+	assert_marker(d, n, 0, 1, 5, "/");
+	assert_marker(d, n, 1, 1, 5, "/srv/");
+	assert_marker(d, n, 2, 1, 5, "/srv/work/");
+	free(d);
+	sh_compile_free(&c);
+
+	/* A lone rule on "/" and exec rules only: no marker at all. */
+	init(&f);
+	add(&f, SH_FILE_DENY, "/");
+	add(&f, SH_EXEC_ALLOW, "/usr/bin/");
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(sh_compile_dirs(&c, &d, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(d);
+	sh_compile_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_net_entries),
 		cmocka_unit_test(test_net_order),
 		cmocka_unit_test(test_learn_flags),
+		cmocka_unit_test(test_dir_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

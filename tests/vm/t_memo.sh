@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The directory memo (bpf/lib/memo.h): a tree that writes again in a
+# directory is judged by the rule memoized for it, without its path. A
+# memo may cost a lookup, never allow what the rules refuse: a directory
+# renamed or a mount moved from under a memo, a policy reloaded, another
+# policy in the same directory, a rule below the directory. Each case runs
+# a tree that first writes where it may (and is seen to use the memo),
+# then, after the change, where it may not any more.
+. "$(dirname "$0")/lib.sh"
+
+W=$SH_TMP/work            # writable
+R=$SH_TMP/ro              # readable, not writable
+SY=$SH_TMP/sync           # writable: where a tree says it is ready
+mkdir -p "$W/a" "$W/b" "$W/c" "$W/d" "$W/s" "$W/m" "$R" "$SY"
+echo secret >"$W/d/secret"
+
+policy() { # NAME WRITE-DIR [EXTRA...]
+	local name=$1 dir=$2; shift 2
+	{
+		echo "[policy]"
+		echo "name = $name"
+		echo "[exec]"
+		echo "allow = /usr/bin/bash"
+		echo "allow = /usr/bin/sleep"
+		echo "allow = $SH_BUILD/tests/vm/"
+		echo "[file]"
+		echo "write = $dir"
+		echo "write = /dev/null"
+		echo "write = $SY/"
+		printf '%s\n' "$@"
+	} >"$SH_TMP/policies/$name.policy"
+}
+policy tmemo "$W/" "deny = $W/d/secret"
+policy tmemob "$W/b/"
+policy tmemoc "$W/"
+# Mounts move only under a private parent: one of the test's own.
+P=$SH_TMP/pm
+mkdir -p "$P"
+mount --bind "$P" "$P" && mount --make-private "$P"
+mkdir -p "$P/w/m" "$P/ro"
+policy tmemom "$P/w/"
+
+start_daemon || { fail "daemon starts"; exit 1; }
+
+# In a tree: write N files in the current directory (the memo is made and
+# used), say it is ready, wait for its go file, then write one more name.
+# Prints "before=OK|ERR after=OK|ERR: message".
+SCRIPT='
+cd "$1" || exit 9
+b=OK
+for i in 1 2 3 4 5 6 7 8; do : >"f$i" || b=ERR; done
+: >"$2/ready.$3"
+while [ ! -e "$2/go.$3" ]; do sleep 0.1; done
+if msg=$( { : >"$4"; } 2>&1 ); then echo "before=$b after=OK"; else echo "before=$b after=ERR: $msg"; fi
+'
+
+# tree_start TAG POLICY DIR NAME: the script in the background.
+tree_start() {
+	rm -f "$SY/ready.$1" "$SY/go.$1"
+	$CTL run --policy "$2" -- /usr/bin/bash -c "$SCRIPT" sh "$3" "$SY" "$1" "$4" \
+		>"$SH_TMP/out.$1" 2>"$SH_TMP/err.$1" &
+	TREE_PID=$!
+	wait_until test -e "$SY/ready.$1" || fail "tree $1 says it is ready"
+}
+# tree_finish TAG: lets it write the last name; OUT is its line.
+tree_finish() {
+	: >"$SY/go.$1"
+	wait "$TREE_PID"
+	OUT=$(head -n 1 "$SH_TMP/out.$1")
+}
+
+# ---- the memo is made and used -------------------------------------------
+h0=$(counter memo_hits); s0=$(counter memo_stores)
+tree_start used tmemo "$W/a" g
+tree_finish used
+check "memo: writes in a writable directory allowed" "$OUT" "before=OK after=OK"
+h1=$(counter memo_hits); s1=$(counter memo_stores)
+check "memo: made (memo_stores grew)" "$([ "$s1" -gt "$s0" ] && echo yes)" yes
+# 9 creates, each a path_mknod and an open: all but the first few by memo.
+check "memo: used (memo_hits grew by at least 12, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 12 ] && echo yes)" yes
+
+# ---- a rule below the directory: never memoized --------------------------
+n0=$(audit_count ".target==\"$W/d/secret\"")
+tree_start below tmemo "$W/d" secret
+tree_finish below
+check_match "rule below: a file beside it allowed, the denied one refused" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+check "rule below: the denied file kept its data" "$(cat "$W/d/secret")" secret
+n=$(audit_wait ".target==\"$W/d/secret\" and .reason==\"deny rule\"" $((n0 + 1)))
+check "rule below: its refusal is logged (deny rule)" "$n" $((n0 + 1))
+
+# ---- a directory renamed from under its memo ------------------------------
+tree_start ren tmemo "$W/a" g2
+h0=$(counter memo_hits)
+mv "$W/a" "$R/a"
+tree_finish ren
+check_match "renamed out: a name in the moved directory refused" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+check "renamed out: no file made" "$([ -e "$R/a/g2" ] && echo yes || echo no)" no
+n=$(audit_wait ".target==\"$R/a/g2\" and .reason==\"not allowed\"")
+check "renamed out: refusal logged by its new path" "$n" 1
+# Twin: renamed within the writable directory, still allowed.
+mkdir -p "$W/a"
+tree_start ren2 tmemo "$W/a" g3
+mv "$W/a" "$W/a2"
+tree_finish ren2
+check "renamed within: still allowed" "$OUT" "before=OK after=OK"
+check "renamed within: the file is there" "$([ -e "$W/a2/g3" ] && echo yes)" yes
+
+# ---- a mount moved from under its memo ------------------------------------
+mount -t tmpfs memo "$P/w/m"
+tree_start mnt tmemom "$P/w/m" x
+mkdir -p "$P/ro/m"
+mount --move "$P/w/m" "$P/ro/m"
+check "mount moved out: moved" "$?" 0
+tree_finish mnt
+check_match "mount moved out: a name in it refused" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+n=$(audit_wait ".target==\"$P/ro/m/x\"")
+check "mount moved out: refusal logged by its new path" "$n" 1
+umount "$P/ro/m"
+# Twin: the same mount left where it is.
+mount -t tmpfs memo "$P/w/m"
+tree_start mnt2 tmemom "$P/w/m" x2
+tree_finish mnt2
+check "mount left in place: allowed" "$OUT" "before=OK after=OK"
+umount "$P/w/m"
+
+# ---- a reload that takes the write rule away ------------------------------
+tree_start rel tmemoc "$W/c" y
+policy tmemoc "$W/b/"
+# Twice: the second reload brings the memo's slot back into force, with
+# the new rules in it. (The daemon saves its state by a rename at each
+# reload, which alone makes every memo stale: this proves the result, not
+# that the tag generation in the memo's hash is what refuses.)
+out=$($CTL policy reload 2>&1)
+check "reload: accepted" "$?" 0
+out=$($CTL policy reload 2>&1)
+check "reload again: accepted" "$?" 0
+tree_finish rel
+check_match "reload: the memoized directory is no longer writable" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+check "reload: no file made" "$([ -e "$W/c/y" ] && echo yes || echo no)" no
+policy tmemoc "$W/"
+$CTL policy reload >/dev/null 2>&1
+
+# ---- another policy in a memoized directory --------------------------------
+tree_start pol tmemo "$W/s" z
+tree_finish pol
+check "other policy: the first tree writes" "$OUT" "before=OK after=OK"
+try_in_tree tmemob open "$W/s/z2" creat
+check "other policy: a tree of a policy that may not write there is refused" "$OUT" "err EPERM"
+try_in_tree tmemob open "$W/b/z3" creat
+check "other policy: its own directory allowed (control)" "$OUT" "ok"
+
+check_log_valid
+cleanup
+umount "$P"
