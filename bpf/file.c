@@ -77,7 +77,7 @@ static __always_inline long open_path(struct scratch *s, struct file *file, stru
 static __always_inline int judge_open(struct member *m, struct file *file, __u32 op,
 				      __u32 fflags, bool write, bool use_d_path)
 {
-	struct memo_state before;
+	struct memo_state memo = {};
 	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = fflags,
@@ -134,9 +134,8 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (blk)
 		return judge_device(m, s, file, &w, use_d_path);
 	/* Its directory's rule, where a memo of it holds. */
-	if (!tmpfile && memo_allows(m, file->f_path.dentry, mnt, write, true))
+	if (!tmpfile && memo_allows(m, file->f_path.dentry, file->f_path.mnt, write, true, &memo))
 		return 0;
-	memo_before(&before);
 	err = file_resolvable(file, tmpfile);
 	if (err) {
 		s->err = err;
@@ -151,7 +150,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	if (!tmpfile)
-		memo_store(s, m, file->f_path.dentry, mnt, len, &before);
+		memo_store(s, m, file->f_path.dentry, len, &memo);
 	return 0;
 }
 
@@ -178,7 +177,7 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 				       struct vfsmount *mnt, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
-	struct memo_state before;
+	struct memo_state memo = {};
 	struct scratch *s;
 	__u32 act, knob;
 	bool dis;
@@ -206,12 +205,11 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
 	/* Its directory's rule, where a memo of it holds. */
-	if (memo_allows(m, dentry, mnt, true, false))
+	if (memo_allows(m, dentry, mnt, true, false, &memo))
 		return 0;
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	memo_before(&before);
 	len = walk_path(s, dentry, mnt);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
@@ -220,7 +218,7 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 		return report(m, s, &w, SH_WHY_RULE, len);
 	if (act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
-	memo_store(s, m, dentry, mnt, len, &before);
+	memo_store(s, m, dentry, len, &memo);
 	return 0;
 }
 

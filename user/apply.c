@@ -127,17 +127,24 @@ static int write_dirs(int fd, const struct sh_compiled *c, const struct sh_polic
 	for (size_t i = 0; !err && i < n; i++)
 		if (bpf_map_update_elem(fd, &d[i].key, &d[i].len, BPF_ANY))
 			err = -errno;
+	free(d);
+	if (err == -ENOSPC || err == -E2BIG) {
+		/* The map is full: the policy holds, without its memo. */
+		sh_log("%s: no room for its directory markers (%s): its directories are "
+		       "judged by path on every use", p->file, strerror(-err));
+		return 1;
+	}
 	if (err)
 		sh_errors_add(errs, "%s: cannot store directory markers: %s", p->file,
 			      strerror(-err));
-	free(d);
 	return err;
 }
 
 /* Writes policy p's rules, as policy `id` of `slot`, into the rules map,
- * and their directory markers into file_dirs (dirs_fd). */
+ * and their directory markers into file_dirs (dirs_fd): *dirs says whether
+ * all of them are there. */
 static int write_policy_rules(int fd, int dirs_fd, unsigned slot, unsigned id,
-			      const struct sh_policy *p, struct sh_errors *errs)
+			      const struct sh_policy *p, bool *dirs, struct sh_errors *errs)
 {
 	struct sh_compiled c;
 	int err;
@@ -165,8 +172,13 @@ static int write_policy_rules(int fd, int dirs_fd, unsigned slot, unsigned id,
 				      p->file, strerror(-err));
 		break;
 	}
-	if (!err)
+	*dirs = false;
+	if (!err) {
 		err = write_dirs(dirs_fd, &c, p, errs);
+		*dirs = err == 0;
+		if (err > 0)
+			err = 0;
+	}
 	sh_compile_free(&c);
 	return err;
 }
@@ -260,10 +272,11 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 	int pol_fd = bpf_map__fd(e->skel->maps.policies);
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
 	int dirs_fd = bpf_map__fd(e->skel->maps.file_dirs);
+	bool dirs[SH_MAX_POLICIES] = { false };
 	int err;
 
 	for (size_t i = 0; i < set->n; i++) {
-		err = write_policy_rules(rules_fd, dirs_fd, ns, i, &set->pols[i], errs);
+		err = write_policy_rules(rules_fd, dirs_fd, ns, i, &set->pols[i], &dirs[i], errs);
 		if (!err)
 			err = write_net_rules(net_fd, ns, i, &set->pols[i], errs);
 		if (err)
@@ -276,7 +289,7 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		if (i < set->n) {
 			/* SH_PF_DIRS: its markers are written (above), so the
 			 * programs may memoize its directories. */
-			conf.flags = sh_compile_flags(&set->pols[i]) | SH_PF_DIRS;
+			conf.flags = sh_compile_flags(&set->pols[i]) | (dirs[i] ? SH_PF_DIRS : 0);
 			conf.caps = set->pols[i].caps_allow;
 		}
 		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {

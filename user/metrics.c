@@ -145,6 +145,11 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	kernel_counts(b, c);
 	help(b, "sharness_events_dropped_total", "counter", "Events lost in the kernel: the ring was full.");
 	line(b, "sharness_events_dropped_total %" PRIu64 "\n", c[SH_CNT_DROPPED]);
+	help(b, "sharness_memo_hits_total", "counter",
+	     "Uses judged by a directory memo, without resolving their path.");
+	line(b, "sharness_memo_hits_total %" PRIu64 "\n", c[SH_CNT_MEMO_HIT]);
+	help(b, "sharness_memo_stores_total", "counter", "Directory memos made.");
+	line(b, "sharness_memo_stores_total %" PRIu64 "\n", c[SH_CNT_MEMO_STORE]);
 	help(b, "sharness_events_suppressed_total", "counter", "Records folded into suppressed records.");
 	line(b, "sharness_events_suppressed_total %" PRIu64 "\n", d->rl.suppressed_total);
 	help(b, "sharness_events_logged_total", "counter", "Violation records written to the audit log.");

@@ -127,9 +127,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 
 	/* learned: what learning trees reported; empty, they report again.
 	 * cg_memo: membership by cgroup; empty, it is computed again.
-	 * file_dirs: empty, no policy table entry of the old generation has
-	 * SH_PF_DIRS until the apply writes both. dir_memo: memos; empty,
-	 * they are made again. */
+	 * file_dirs: empty, no adopted policy table entry keeps SH_PF_DIRS
+	 * (drop_dirs_flag) until the apply writes both. dir_memo: memos;
+	 * empty, they are made again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_memo") ||
 	       !strcmp(name, "file_dirs") || !strcmp(name, "dir_memo");
@@ -178,6 +178,28 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
 }
 
 /*
+ * Directory markers that start empty under an adopted policy table (a
+ * generation whose build had no file_dirs, itself adopted from one that
+ * had): no policy may claim them (SH_PF_DIRS) until the apply writes them
+ * again, or its programs would memoize directories above its rules.
+ */
+static int drop_dirs_flag(int pol_fd)
+{
+	for (uint32_t idx = 0; idx < SH_SLOTS * SH_MAX_POLICIES; idx++) {
+		struct sh_policy_conf c;
+
+		if (bpf_map_lookup_elem(pol_fd, &idx, &c))
+			return -errno;
+		if (!(c.flags & SH_PF_DIRS))
+			continue;
+		c.flags &= ~SH_PF_DIRS;
+		if (bpf_map_update_elem(pol_fd, &idx, &c, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/*
  * Reuse the state maps of generation gen: every one, or none. A map the
  * policy apply fills that this build adds starts empty; the scratch maps
  * hold nothing at all.
@@ -204,17 +226,24 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 		n++;
 	}
 	if (!err) {
-		int i = 0;
+		int i = 0, pol_fd = -1;
+		bool dirs_fresh = false;
 
 		bpf_object__for_each_map(m, obj) {
 			if (!map_reusable_kind(m))
 				continue;
 			if (fds[i] >= 0)
 				err = bpf_map__reuse_fd(m, fds[i]);
+			if (!strcmp(bpf_map__name(m), "policies"))
+				pol_fd = fds[i];
+			if (!strcmp(bpf_map__name(m), "file_dirs"))
+				dirs_fresh = fds[i] < 0;
 			i++;
 			if (err)
 				break;
 		}
+		if (!err && dirs_fresh && pol_fd >= 0)
+			err = drop_dirs_flag(pol_fd);
 	}
 	for (int i = 0; i < n; i++)
 		if (fds[i] >= 0)

@@ -20,6 +20,7 @@
 /* The policy a task is held to, for one hook call. */
 struct member {
 	__u64 origin;
+	__u64 gen;      /* tag_gen when it was found */
 	__u64 caps;     /* capabilities the policy allows back */
 	__u32 flags;    /* struct sh_policy_conf.flags; 0 when the policy is missing */
 	__u16 policy;
@@ -110,6 +111,7 @@ static __always_inline int membership(struct member *m)
 		return 0; /* untagged since: the new generation is on its way */
 	slot = active_slot & 1;
 	m->origin = origin;
+	m->gen = gen;
 	m->slot = slot;
 	m->policy = tag->policy[slot];
 	if (m->policy == SH_POLICY_NONE)

@@ -12,13 +12,19 @@
  *
  * A memo only ever allows, and only while everything it was computed from
  * is unchanged: the same policy in the same slot and tag generation (every
- * policy apply bumps it), the same directory dentry, mount and mount
- * namespace, and the kernel's rename and mount sequence counts (rename_lock
- * and mount_lock: every rename, mount, move and unmount on the host bumps
- * them) as they were before the path was resolved and still after it was
- * judged. A memo that is missing or stale costs the path resolution it
- * would have saved, never a verdict. The storage goes with the inode, so a
- * directory freed and reallocated starts without one.
+ * policy apply bumps it), the same directory dentry (with its parent and
+ * name), mount and mount namespace, the kernel's rename and mount sequence
+ * counts (rename_lock and mount_lock: every rename, mount, move and
+ * unmount on the host bumps them) as they were before the path was
+ * resolved and still after it was judged, and the same epoch of 8.6 s
+ * (the counts are 32 bits and wrap). It serves only tasks whose root is
+ * their mount namespace's. A memo that is missing or stale costs the path
+ * resolution it would have saved, never a verdict. The storage goes with
+ * the inode, so a directory freed and reallocated starts without one.
+ *
+ * The counts are read with plain loads around the resolution, as the
+ * kernel's own readers do with a barrier between: on x86-64 (the only
+ * target built) loads are not reordered with each other.
  */
 #ifndef SH_BPF_MEMO_H
 #define SH_BPF_MEMO_H
@@ -52,15 +58,26 @@ struct {
 	__type(value, struct dir_memo);
 } dir_memo SEC(".maps");
 
+/*
+ * A memo lasts at most one epoch of 2^33 ns (8.6 s) of the monotonic clock:
+ * the 32-bit sequence counts wrap (2^31 renames bring rename_lock's back),
+ * and no host renames that often in one epoch.
+ */
+#define MEMO_EPOCH_SHIFT 33
+
 /* The state a memo is valid for. */
 struct memo_state {
 	__u64 gen;      /* tag_gen */
 	__u64 dir;      /* the directory's dentry */
+	__u64 dir_up;   /* its parent dentry, and its name's hash and length */
+	__u64 dir_name;
 	__u64 mnt;      /* its struct vfsmount */
 	__u64 ns;       /* the task's mount namespace */
+	__u64 epoch;
 	__u32 rseq;     /* rename_lock's sequence count */
 	__u32 mseq;     /* mount_lock's */
 	__u32 who;      /* slot << 16 | policy */
+	__u32 ok;       /* not hashed: memo_store may follow (memo_allows) */
 };
 
 static __always_inline __u64 memo_mix(__u64 h, __u64 x)
@@ -75,8 +92,11 @@ static __always_inline __u64 memo_hash(const struct memo_state *st)
 
 	h = memo_mix(h, st->gen);
 	h = memo_mix(h, st->dir);
+	h = memo_mix(h, st->dir_up);
+	h = memo_mix(h, st->dir_name);
 	h = memo_mix(h, st->mnt);
 	h = memo_mix(h, st->ns);
+	h = memo_mix(h, st->epoch);
 	h = memo_mix(h, (__u64)st->rseq << 32 | st->mseq);
 	h = memo_mix(h, st->who);
 	return (h ^ (h >> 32)) << 8;
@@ -96,6 +116,24 @@ static __always_inline bool read_seqs(struct memo_state *st)
 	return !((st->rseq | st->mseq) & 1);
 }
 
+/* Is the task's root the top of its mount namespace (see memo_dir)? */
+static __always_inline bool root_is_top(struct task_struct *task)
+{
+	struct path root = {};
+	struct mount *top, *up;
+
+	if (bpf_probe_read_kernel(&root, sizeof(root), &task->fs->root))
+		return false;
+	if (root.dentry != BPF_CORE_READ(root.mnt, mnt_root))
+		return false;
+	top = (void *)root.mnt - bpf_core_field_offset(struct mount, mnt);
+	up = BPF_CORE_READ(top, mnt_parent);
+	if (up == top)
+		return true;
+	return BPF_CORE_READ(up, mnt_parent) == up &&
+	       BPF_CORE_READ(top, mnt_mountpoint) == BPF_CORE_READ(up, mnt.mnt_root);
+}
+
 /*
  * The directory above (dentry, mnt) in that mount, into st (with the
  * task's namespace and m's policy); false where there is none (a mount's
@@ -106,54 +144,81 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	void *dir = BPF_CORE_READ(dentry, d_parent);
+	struct mnt_namespace *ns;
 
 	if (!(m->flags & SH_PF_DIRS) || !dir || dir == (void *)dentry ||
 	    (void *)BPF_CORE_READ(mnt, mnt_root) == (void *)dentry)
 		return false;
 	st->dir = (__u64)dir;
+	/* The directory's own parent and name: a file system that changes
+	 * names without a rename here (a network file system's server) gets
+	 * a new dentry, which could land at the old address. */
+	st->dir_up = (__u64)BPF_CORE_READ((struct dentry *)dir, d_parent);
+	st->dir_name = BPF_CORE_READ((struct dentry *)dir, d_name.hash_len);
 	/* mnt may be a BTF pointer, which no arithmetic (the hash) may
 	 * touch: its value as a number, copied by the helper. */
 	if (bpf_probe_read_kernel(&st->mnt, sizeof(st->mnt), &mnt))
 		return false;
-	st->ns = (__u64)(void *)BPF_CORE_READ(task, nsproxy, mnt_ns);
+	/*
+	 * Only for a task whose root is the top of its namespace: the root of
+	 * the namespace's first mount, or of a mount on that mount's root (a
+	 * system booted through an initramfs). There bpf_d_path (relative to
+	 * the task's root: file_open) and walk_path (from the namespace's
+	 * root: the path hooks) name a directory alike, so a memo made by one
+	 * may serve the other. A chrooted task is judged by path.
+	 */
+	if (!root_is_top(task))
+		return false;
+	ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	st->ns = (__u64)(void *)ns;
+	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	st->gen = m->gen;
 	st->who = (__u32)m->slot << 16 | m->policy;
 	return true;
 }
+
+/* A memo that says: judge every name here by its path (a rule lies
+ * below the directory), so no hook tries to make one again. */
+#define MEMO_NEVER 0xff
 
 /*
  * Does the memo of dentry's directory allow this use of the name without
  * a path? dentry is a BTF pointer (its parent's inode holds the memo).
  * hashed: the name must still be in the dcache (an open: see
- * file_resolvable). False: judge it by its path.
+ * file_resolvable). False: judge it by its path; then st->ok says whether
+ * memo_store may memoize the directory afterwards, st holding the state
+ * read now, before the path is resolved.
  */
 static __always_inline bool memo_allows(const struct member *m, struct dentry *dentry,
-					struct vfsmount *mnt, bool write, bool hashed)
+					struct vfsmount *mnt, bool write, bool hashed,
+					struct memo_state *st)
 {
-	struct memo_state st = {};
 	struct dentry *dir;
 	struct dir_memo *d;
-	__u64 word;
+	__u64 word = 0;
 	__u8 act;
 
-	if (!memo_dir(m, dentry, mnt, &st))
+	st->ok = 0;
+	if (!memo_dir(m, dentry, mnt, st) || !read_seqs(st))
 		return false;
 	if (hashed && !BPF_CORE_READ(dentry, d_hash.pprev))
 		return false;
-	/* The same parent as st.dir, read as a BTF pointer for its inode. Were
-	 * it another (a rename in between), its memo would be of another
-	 * dentry and rename count: not this hash. */
+	/* The same parent as st->dir, read as a BTF pointer for its inode.
+	 * Were it another (a rename in between), its memo would be of
+	 * another dentry and rename count: not this hash. */
 	dir = dentry->d_parent;
 	if (!dir)
 		return false;
 	d = bpf_inode_storage_get(&dir_memo, dir->d_inode, 0, 0);
-	if (!d)
+	if (d)
+		word = d->word;
+	if (!word || (word & ~0xffull) != memo_hash(st)) {
+		st->ok = 1;
 		return false;
-	word = d->word;
-	st.gen = tag_gen;
-	if (!word || !read_seqs(&st) || (word & ~0xffull) != memo_hash(&st))
-		return false;
+	}
+	/* A memo of this very state: it decides, or says the path must. */
 	act = word & 0xff;
-	if (act == SH_ACT_DENY ||
+	if (act == MEMO_NEVER || act == SH_ACT_DENY ||
 	    (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST)))
 		return false;
 	count(SH_CNT_MEMO_HIT);
@@ -162,22 +227,22 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 
 /*
  * After a use was judged by its path and allowed: memoize the rule that
- * covers its directory. s->ev.path holds "P/NAME" (len bytes with the
- * NUL) as resolved for (dentry, mnt); before holds the sequence counts and
- * tag generation read before it was resolved (MEMO_BEFORE). Nothing is
- * stored where anything changed since, or a rule lies below "P/".
+ * covers its directory (or that none may be). s->ev.path holds "P/NAME"
+ * (len bytes with the NUL) as resolved for dentry; st is what memo_allows
+ * read before it was resolved. Nothing is stored where anything changed
+ * since.
  */
 static __always_inline void memo_store(struct scratch *s, const struct member *m,
-				       struct dentry *dentry, struct vfsmount *mnt, long len,
-				       const struct memo_state *before)
+				       struct dentry *dentry, long len,
+				       const struct memo_state *st)
 {
 	struct sh_rule_key *k = (void *)s->ev.path - __builtin_offsetof(struct sh_rule_key, path);
-	struct memo_state st = {};
+	struct memo_state now = {};
 	struct dir_memo *d;
 	struct dentry *dir;
 	__u32 nlen, dlen, *v, act;
 
-	if (len <= 2 || len > SH_EVENT_PATH_MAX || !memo_dir(m, dentry, mnt, &st))
+	if (!st->ok || len <= 2 || len > SH_EVENT_PATH_MAX)
 		return;
 	nlen = BPF_CORE_READ(dentry, d_name.len);
 	if (!nlen || nlen + 2 > (__u32)len)
@@ -190,32 +255,26 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	k->policy = m->policy;
 	k->prefixlen = 32 + dlen * 8;
 	v = bpf_map_lookup_elem(&file_dirs, k);
-	if (v && *v == dlen)
-		return; /* a rule below "P/": the names in it differ */
-	v = bpf_map_lookup_elem(&rules, k);
-	act = v ? *v & 0xff : 0;
-	st.gen = tag_gen;
-	if (!read_seqs(&st) || st.rseq != before->rseq || st.mseq != before->mseq ||
-	    st.gen != before->gen)
+	if (v && *v == dlen) {
+		act = MEMO_NEVER; /* a rule below "P/": the names in it differ */
+	} else {
+		v = bpf_map_lookup_elem(&rules, k);
+		act = v ? *v & 0xff : 0;
+	}
+	/* Nothing changed since the path was resolved: not the counts, not
+	 * the epoch, not the policy set since this hook found its policy. */
+	if (!read_seqs(&now) || now.rseq != st->rseq || now.mseq != st->mseq ||
+	    bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT != st->epoch || tag_gen != m->gen)
 		return;
-	/* A rename since the path was resolved changed rename_lock's count
-	 * (checked above): this is the parent it was resolved through. */
+	/* No rename since: this is the parent the path was resolved through. */
 	dir = dentry->d_parent;
 	if (!dir)
 		return;
 	d = bpf_inode_storage_get(&dir_memo, dir->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
 		return;
-	d->word = memo_hash(&st) | act;
+	d->word = memo_hash(st) | act;
 	count(SH_CNT_MEMO_STORE);
-}
-
-/* What memo_store compares with, read before a path is resolved. */
-static __always_inline void memo_before(struct memo_state *before)
-{
-	before->gen = tag_gen;
-	if (!read_seqs(before))
-		before->rseq = 1; /* odd: nothing is stored */
 }
 
 #endif

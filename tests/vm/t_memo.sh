@@ -80,6 +80,8 @@ check "memo: made (memo_stores grew)" "$([ "$s1" -gt "$s0" ] && echo yes)" yes
 # 9 creates, each a path_mknod and an open: all but the first few by memo.
 check "memo: used (memo_hits grew by at least 12, got $((h1 - h0)))" \
 	"$([ $((h1 - h0)) -ge 12 ] && echo yes)" yes
+check_match "memo: its counters in the Prometheus text" "$($CTL status --prometheus)" \
+	"sharness_memo_hits_total [1-9][0-9]*"
 
 # ---- a rule below the directory: never memoized --------------------------
 n0=$(audit_count ".target==\"$W/d/secret\"")
