@@ -177,9 +177,23 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
 	return true;
 }
 
-/* A memo that says: judge every name here by its path (a rule lies
- * below the directory), so no hook tries to make one again. */
+/*
+ * A memo that says: judge every name here by its path (a rule lies below
+ * the directory), so no hook tries to make one again. It only ever sends
+ * a use to its path, so it is checked cheaply, before the rest: keyed to
+ * the policy, generation and epoch alone (a directory renamed to where no
+ * rule lies below it is memoized again after the epoch).
+ */
 #define MEMO_NEVER 0xff
+
+static __always_inline __u64 memo_never(const struct member *m)
+{
+	__u64 h = memo_mix(memo_key ^ 0xff, m->gen);
+
+	h = memo_mix(h, (__u32)m->slot << 16 | m->policy);
+	h = memo_mix(h, bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT);
+	return (h ^ (h >> 32)) << 8 | MEMO_NEVER;
+}
 
 /*
  * Does the memo of dentry's directory allow this use of the name without
@@ -199,26 +213,32 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 	__u8 act;
 
 	st->ok = 0;
-	if (!memo_dir(m, dentry, mnt, st) || !read_seqs(st))
+	if (!(m->flags & SH_PF_DIRS) || !memo_key)
 		return false;
-	if (hashed && !BPF_CORE_READ(dentry, d_hash.pprev))
-		return false;
-	/* The same parent as st->dir, read as a BTF pointer for its inode.
-	 * Were it another (a rename in between), its memo would be of
-	 * another dentry and rename count: not this hash. */
+	/* The parent, as a BTF pointer for its inode. memo_dir reads it
+	 * again as a number: were it another by then (a rename in between),
+	 * this memo would be of another dentry and rename count: not that
+	 * hash. */
 	dir = dentry->d_parent;
 	if (!dir)
 		return false;
 	d = bpf_inode_storage_get(&dir_memo, dir->d_inode, 0, 0);
-	if (d)
+	if (d) {
 		word = d->word;
+		if ((word & 0xff) == MEMO_NEVER && word == memo_never(m))
+			return false;
+	}
+	if (!memo_dir(m, dentry, mnt, st) || !read_seqs(st))
+		return false;
+	if (hashed && !BPF_CORE_READ(dentry, d_hash.pprev))
+		return false;
 	if (!word || (word & ~0xffull) != memo_hash(st)) {
 		st->ok = 1;
 		return false;
 	}
-	/* A memo of this very state: it decides, or says the path must. */
+	/* A memo of this very state: it decides. */
 	act = word & 0xff;
-	if (act == MEMO_NEVER || act == SH_ACT_DENY ||
+	if (act == SH_ACT_DENY ||
 	    (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST)))
 		return false;
 	count(SH_CNT_MEMO_HIT);
@@ -273,7 +293,7 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	d = bpf_inode_storage_get(&dir_memo, dir->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
 		return;
-	d->word = memo_hash(st) | act;
+	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st) | act;
 	count(SH_CNT_MEMO_STORE);
 }
 
