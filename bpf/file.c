@@ -134,7 +134,8 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (blk)
 		return judge_device(m, s, file, &w, use_d_path);
 	/* Its directory's rule, where a memo of it holds. */
-	if (!tmpfile && memo_allows(m, file->f_path.dentry, file->f_path.mnt, write, true, &memo))
+	if (!tmpfile &&
+	    memo_allows(m, file->f_path.dentry, file->f_path.mnt, write, true, !use_d_path, &memo))
 		return 0;
 	err = file_resolvable(file, tmpfile);
 	if (err) {
@@ -205,7 +206,7 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	if (!(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
 	/* Its directory's rule, where a memo of it holds. */
-	if (memo_allows(m, dentry, mnt, true, false, &memo))
+	if (memo_allows(m, dentry, mnt, true, false, true, &memo))
 		return 0;
 	s = get_scratch();
 	if (!s)

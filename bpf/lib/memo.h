@@ -78,6 +78,7 @@ struct memo_state {
 	__u32 mseq;     /* mount_lock's */
 	__u32 who;      /* slot << 16 | policy */
 	__u32 ok;       /* not hashed: memo_store may follow (memo_allows) */
+	__u32 walk;     /* not hashed: this hook names by the dentry walk */
 };
 
 static __always_inline __u64 memo_mix(__u64 h, __u64 x)
@@ -186,6 +187,11 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
  */
 #define MEMO_NEVER 0xff
 
+/* In a memo's action byte: made by a hook that names by the dentry walk.
+ * Every name in the directory is then one walk step deeper, so within the
+ * walk's reach as that name was. */
+#define MEMO_WALKED 0x80
+
 static __always_inline __u64 memo_never(const struct member *m)
 {
 	__u64 h = memo_mix(memo_key ^ 0xff, m->gen);
@@ -199,12 +205,15 @@ static __always_inline __u64 memo_never(const struct member *m)
  * Does the memo of dentry's directory allow this use of the name without
  * a path? dentry is a BTF pointer (its parent's inode holds the memo).
  * hashed: the name must still be in the dcache (an open: see
- * file_resolvable). False: judge it by its path; then st->ok says whether
- * memo_store may memoize the directory afterwards, st holding the state
- * read now, before the path is resolved.
+ * file_resolvable). walk: the hook names by the dentry walk, which refuses
+ * paths deeper than it goes; bpf_d_path has no such limit, so a memo made
+ * through it (MEMO_WALKED clear) does not serve such a hook. False: judge
+ * it by its path; then st->ok says whether memo_store may memoize the
+ * directory afterwards, st holding the state read now, before the path is
+ * resolved.
  */
 static __always_inline bool memo_allows(const struct member *m, struct dentry *dentry,
-					struct vfsmount *mnt, bool write, bool hashed,
+					struct vfsmount *mnt, bool write, bool hashed, bool walk,
 					struct memo_state *st)
 {
 	struct dentry *dir;
@@ -213,6 +222,7 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 	__u8 act;
 
 	st->ok = 0;
+	st->walk = walk;
 	if (!(m->flags & SH_PF_DIRS) || !memo_key)
 		return false;
 	/* The parent, as a BTF pointer for its inode. memo_dir reads it
@@ -232,12 +242,12 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 		return false;
 	if (hashed && !BPF_CORE_READ(dentry, d_hash.pprev))
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st)) {
+	if (!word || (word & ~0xffull) != memo_hash(st) || (walk && !(word & MEMO_WALKED))) {
 		st->ok = 1;
 		return false;
 	}
 	/* A memo of this very state: it decides. */
-	act = word & 0xff;
+	act = word & ~MEMO_WALKED & 0xff;
 	if (act == SH_ACT_DENY ||
 	    (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST)))
 		return false;
@@ -256,8 +266,8 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 				       struct dentry *dentry, long len,
 				       const struct memo_state *st)
 {
-	struct sh_rule_key *k = (void *)s->ev.path - __builtin_offsetof(struct sh_rule_key, path);
 	struct memo_state now = {};
+	struct sh_rule_key *k;
 	struct dir_memo *d;
 	struct dentry *dir;
 	__u32 nlen, dlen, *v, act;
@@ -270,16 +280,13 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	dlen = (__u32)len - 1 - nlen;   /* "P/" */
 	if (dlen >= SH_PATH_KEY_MAX || s->ev.path[(dlen - 1) & SH_PATH_MASK] != '/')
 		return;
-	k->slot = m->slot;
-	k->kind = SH_KEY_FILE;
-	k->policy = m->policy;
-	k->prefixlen = 32 + dlen * 8;
+	k = rule_key(s, m, SH_KEY_FILE, dlen);
 	v = bpf_map_lookup_elem(&file_dirs, k);
 	if (v && *v == dlen) {
 		act = MEMO_NEVER; /* a rule below "P/": the names in it differ */
 	} else {
 		v = bpf_map_lookup_elem(&rules, k);
-		act = v ? *v & 0xff : 0;
+		act = (v ? *v & 0x7f : 0) | (st->walk ? MEMO_WALKED : 0);
 	}
 	/* Nothing changed since the path was resolved: not the counts, not
 	 * the epoch, not the policy set since this hook found its policy. */

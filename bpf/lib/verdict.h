@@ -21,20 +21,27 @@
  * sent, after every lookup), so the path is never copied. The trie reads
  * only prefixlen's bits of the path.
  */
-static __always_inline __u32 lookup_rule(struct scratch *s, const struct member *m,
-					 __u8 kind, long len)
+static __always_inline struct sh_rule_key *rule_key(struct scratch *s, const struct member *m,
+						     __u8 kind, __u32 n)
 {
 	struct sh_rule_key *k = (void *)s->ev.path - __builtin_offsetof(struct sh_rule_key, path);
-	__u32 *act, n;
 
-	if (len <= 0)
-		return 0;
-	n = len > SH_PATH_KEY_MAX ? SH_PATH_KEY_MAX : (__u32)len;
 	k->slot = m->slot;
 	k->kind = kind;
 	k->policy = m->policy;
 	k->prefixlen = 32 + n * 8;
-	act = bpf_map_lookup_elem(&rules, k);
+	return k;
+}
+
+static __always_inline __u32 lookup_rule(struct scratch *s, const struct member *m,
+					 __u8 kind, long len)
+{
+	__u32 *act;
+
+	if (len <= 0)
+		return 0;
+	act = bpf_map_lookup_elem(&rules, rule_key(s, m, kind,
+						   len > SH_PATH_KEY_MAX ? SH_PATH_KEY_MAX : (__u32)len));
 	return act ? *act : 0;
 }
 

@@ -93,6 +93,22 @@ check "rule below: the denied file kept its data" "$(cat "$W/d/secret")" secret
 n=$(audit_wait ".target==\"$W/d/secret\" and .reason==\"deny rule\"" $((n0 + 1)))
 check "rule below: its refusal is logged (deny rule)" "$n" $((n0 + 1))
 
+# ---- a memo made by an open serves no hook that walks -------------------
+# file_open names with bpf_d_path, which goes as deep as a path goes; the
+# path hooks walk at most 64 steps and refuse what lies deeper. A directory
+# 64 names below the work directory: its file opens, a new name in it is
+# refused as too deep, memo or not.
+D=$W/deep$(printf '/a%.0s' $(seq 64))
+mkdir -p "$D" && echo old >"$D/f"
+run_in_tree tmemo /usr/bin/bash -c '
+cd "$1" || exit 9
+for i in 1 2 3; do : >f || { echo "open=ERR"; exit; }; done
+if msg=$( { : >g; } 2>&1 ); then echo "open=OK create=OK"; else echo "open=OK create=ERR: $msg"; fi
+' sh "$D"
+check_match "too deep: the file opens (d_path), a new name is refused (the walk)" "$OUT" \
+	"^open=OK create=ERR: .*Operation not permitted"
+check "too deep: no file made" "$([ -e "$D/g" ] && echo yes || echo no)" no
+
 # ---- a directory renamed from under its memo ------------------------------
 tree_start ren tmemo "$W/a" g2
 h0=$(counter memo_hits)
