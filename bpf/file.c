@@ -78,8 +78,8 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 				      __u32 fflags, bool write, bool use_d_path)
 {
 	struct memo_state memo = {};
-	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *dentry = file->f_path.dentry;
+	struct vfsmount *mnt = file->f_path.mnt;
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = fflags,
 			     .flags = write ? SH_EVF_WRITE : 0 };
 	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk, dis;
@@ -92,7 +92,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 	/* The host's POSIX message queues (mq_open): see ipc_permission. */
-	if (BPF_CORE_READ(dentry, d_sb, s_magic) == MQUEUE_MAGIC && in_host_ipc_ns()) {
+	if (dentry->d_sb->s_magic == MQUEUE_MAGIC && in_host_ipc_ns()) {
 		w.hook = SH_HOOK_IPC;
 		w.op = SH_OP_IPC;
 		return report(m, 0, &w, SH_WHY_FORBIDDEN, 0);
@@ -100,7 +100,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
 	 * memfd) hold no file a rule can name; what such a file is used for
 	 * is judged where it is used (exec, mmap, kill, ptrace). */
-	if (BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL)
+	if (mnt->mnt_flags & MNT_INTERNAL)
 		return 0;
 	/* Refused whatever the policy: a file no path names, or one of the
 	 * daemon's own. */
@@ -115,7 +115,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	}
 	/* A device node other than the harmless ones is judged by `device`
 	 * rules: a disk holds the raw bytes under every file rule. */
-	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	mode = file->f_inode->i_mode;
 	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
 	      !default_device(mode, BPF_CORE_READ(file, f_inode, i_rdev));
 	if (write && !blk)
@@ -135,7 +135,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 		return judge_device(m, s, file, &w, use_d_path);
 	/* Its directory's rule, where a memo of it holds. */
 	if (!tmpfile &&
-	    memo_allows(m, file->f_path.dentry, file->f_path.mnt, write, true, !use_d_path, &memo))
+	    memo_allows(m, dentry, mnt, write, true, !use_d_path, &memo))
 		return 0;
 	err = file_resolvable(file, tmpfile);
 	if (err) {
@@ -151,7 +151,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	if (!tmpfile)
-		memo_store(s, m, file->f_path.dentry, len, &memo);
+		memo_store(s, m, dentry, len, &memo);
 	return 0;
 }
 
@@ -165,9 +165,9 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 		return ret;
 	if (!membership(&m))
 		return 0;
-	fflags = BPF_CORE_READ(file, f_flags);
+	fflags = file->f_flags;
 	return judge_open(&m, file, SH_OP_OPEN, fflags,
-			  (BPF_CORE_READ(file, f_mode) & FMODE_WRITE) || (fflags & O_TRUNC), true);
+			  (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC), true);
 }
 
 /*

@@ -126,12 +126,14 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	const char *name = bpf_map__name(m);
 
 	/* learned: what learning trees reported; empty, they report again.
-	 * cg_memo: membership by cgroup; empty, it is computed again.
+	 * cg_outside: cgroups found outside; empty, found again.
+	 * top_root: the last root found to be its namespace's top; the same.
 	 * file_dirs: empty, no adopted policy table entry keeps SH_PF_DIRS
 	 * (drop_dirs_flag) until the apply writes both. dir_memo: memos;
 	 * empty, they are made again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
-	       !strcmp(name, "learned") || !strcmp(name, "cg_memo") ||
+	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
+	       !strcmp(name, "top_root") ||
 	       !strcmp(name, "file_dirs") || !strcmp(name, "dir_memo");
 }
 

@@ -81,21 +81,35 @@ struct {
 } task_marks SEC(".maps");
 
 /*
- * Membership by cgroup, for tasks without task storage: a task outside
- * every tree pays one lookup here and allocates nothing; a task found in
- * a tree gets its storage then. Entries are for one tag generation.
+ * Key of the programs' own caches (the directory memo, cg_outside,
+ * top_root), set by user space at load from getrandom (0: the directory
+ * memo is off). A tree can read neither the key nor a cache.
  */
-struct cg_memo {
-	__u64 origin;   /* nearest tagged ancestor, 0: none */
-	__u64 gen;      /* tag_gen it was computed for */
-};
+const volatile __u64 memo_key;
+
+static __always_inline __u64 memo_mix(__u64 h, __u64 x)
+{
+	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/*
+ * Cgroups found outside every tree, for tasks without task storage: a
+ * task that never was in a tree is judged by its cgroup, and allocates
+ * nothing. Direct-mapped by cgroup id; an entry is one word, read and
+ * written whole, a keyed hash of the cgroup id and the tag generation it
+ * was found outside in (every tag change bumps the generation). A word of
+ * another cgroup or generation does not match: that task's cgroup is
+ * looked up again among the tags, never taken for outside.
+ */
+#define SH_CG_OUTSIDE 4096
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);                 /* cgroup id */
-	__type(value, struct cg_memo);
-} cg_memo SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SH_CG_OUTSIDE);
+	__type(key, __u32);
+	__type(value, __u64);
+} cg_outside SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

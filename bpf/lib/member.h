@@ -8,9 +8,9 @@
  * sh_task), keyed to a global tag generation and the task's cgroup, and
  * inherited at fork (wall.c, task_alloc), so leaving the cgroup does not
  * release it. A task with no storage has never been seen in a tree: it is
- * judged by its cgroup (map cg_memo, one entry per cgroup and generation),
- * so a task outside every tree costs a storage miss and one hash lookup,
- * and allocates nothing.
+ * judged by its cgroup (map cg_outside: a word per cgroup found outside in
+ * this tag generation), so a task outside every tree costs a few loads,
+ * an array lookup the verifier inlines and a hash, and allocates nothing.
  */
 #ifndef SH_BPF_MEMBER_H
 #define SH_BPF_MEMBER_H
@@ -47,10 +47,15 @@ static __always_inline __u64 nearest_tagged(void)
  * Fill *m and return 1 when the current task is held by a policy, 0 when it
  * is not. Called first by every hook, so the untagged path is kept short.
  */
+static __always_inline __u64 outside_word(__u64 cgid, __u64 gen)
+{
+	return memo_mix(memo_mix(memo_key ^ 0x6f, cgid), gen);
+}
+
 static __always_inline int membership(struct member *m)
 {
 	struct task_struct *task;
-	struct sh_task *t;
+	struct sh_task *t = NULL;
 	struct sh_cgroup_tag *tag;
 	struct sh_policy_conf *conf;
 	__u64 gen, origin, cgid;
@@ -60,25 +65,27 @@ static __always_inline int membership(struct member *m)
 		return 0;
 
 	gen = tag_gen;
-	cgid = bpf_get_current_cgroup_id();
 	task = bpf_get_current_task_btf();
-	t = bpf_task_storage_get(&task_marks, task, 0, 0);
+	/* What bpf_get_current_cgroup_id returns, without the call. */
+	cgid = task->cgroups->dfl_cgrp->kn->id;
+	/* A task no storage map has an entry for has no storage here. */
+	if (task->bpf_storage)
+		t = bpf_task_storage_get(&task_marks, task, 0, 0);
 	if (t && t->gen == gen && t->cgroup == cgid) {
 		origin = t->origin;
 	} else if (!t) {
 		/* No storage: never seen in a tree. Judged by its cgroup. */
-		struct cg_memo *c = bpf_map_lookup_elem(&cg_memo, &cgid);
+		__u32 i = cgid & (SH_CG_OUTSIDE - 1);
+		__u64 word = outside_word(cgid, gen), *o = bpf_map_lookup_elem(&cg_outside, &i);
 
-		if (c && c->gen == gen) {
-			origin = c->origin;
-		} else {
-			struct cg_memo v = { .origin = nearest_tagged(), .gen = gen };
-
-			origin = v.origin;
-			bpf_map_update_elem(&cg_memo, &cgid, &v, BPF_ANY);
-		}
-		if (!origin)
+		if (o && *o == word)
 			return 0;
+		origin = nearest_tagged();
+		if (!origin) {
+			if (o)
+				*o = word;
+			return 0;
+		}
 		/* In a tree: storage of its own, so that it stays held if it
 		 * leaves the tree's cgroup, and its children with it. */
 		t = bpf_task_storage_get(&task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -94,14 +101,11 @@ static __always_inline int membership(struct member *m)
 		 * long as that tree stays tagged.
 		 */
 		origin = nearest_tagged();
-		if (!origin && t && t->origin &&
-		    bpf_map_lookup_elem(&tags, &t->origin))
+		if (!origin && t->origin && bpf_map_lookup_elem(&tags, &t->origin))
 			origin = t->origin;
-		if (t) {
-			t->origin = origin;
-			t->gen = gen;
-			t->cgroup = cgid;
-		}
+		t->origin = origin;
+		t->gen = gen;
+		t->cgroup = cgid;
 	}
 	if (!origin)
 		return 0;

@@ -36,9 +36,6 @@
 extern const void rename_lock __ksym __weak;
 extern const void mount_lock __ksym __weak;
 
-/* Set by user space at load, from getrandom (0: the memo is off). */
-const volatile __u64 memo_key;
-
 /*
  * A memo is one 64-bit word, written and read whole, so no reader sees
  * half of one memo and half of another: the action in the low byte, and
@@ -65,27 +62,36 @@ struct {
  */
 #define MEMO_EPOCH_SHIFT 33
 
-/* The state a memo is valid for. */
+/* The state a memo is valid for. (Its size counts: the walk's callback
+ * frames and the path hooks' own fill the verifier's 512 bytes of stack.) */
 struct memo_state {
-	__u64 gen;      /* tag_gen */
+	/* Pointers, made numbers in place by one helper call (memo_dir): a
+	 * BTF pointer takes no arithmetic, the hash's. */
 	__u64 dir;      /* the directory's dentry */
-	__u64 dir_up;   /* its parent dentry, and its name's hash and length */
-	__u64 dir_name;
+	__u64 dir_up;   /* its parent dentry */
 	__u64 mnt;      /* its struct vfsmount */
 	__u64 ns;       /* the task's mount namespace */
-	__u64 epoch;
+	/* The task's root, from memo_dir to root_is_top (not hashed), then
+	 * the generation and epoch, which are. */
+	union {
+		__u64 root_mnt;
+		__u64 gen;      /* tag_gen */
+	};
+	union {
+		__u64 root_dentry;
+		__u64 epoch;
+	};
+	__u64 dir_name; /* the directory's name's hash and length */
 	__u32 rseq;     /* rename_lock's sequence count */
 	__u32 mseq;     /* mount_lock's */
 	__u32 who;      /* slot << 16 | policy */
-	__u32 ok;       /* not hashed: memo_store may follow (memo_allows) */
-	__u32 walk;     /* not hashed: this hook names by the dentry walk */
+	__u8 ok;        /* not hashed: memo_store may follow (memo_allows) */
+	__u8 walk;      /* not hashed: this hook names by the dentry walk */
 };
 
-static __always_inline __u64 memo_mix(__u64 h, __u64 x)
-{
-	h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
+_Static_assert(__builtin_offsetof(struct memo_state, root_dentry) -
+	       __builtin_offsetof(struct memo_state, dir) == 5 * sizeof(__u64),
+	       "memo_dir copies the six pointers as one");
 
 static __always_inline __u64 memo_hash(const struct memo_state *st)
 {
@@ -117,22 +123,54 @@ static __always_inline bool read_seqs(struct memo_state *st)
 	return !((st->rseq | st->mseq) & 1);
 }
 
-/* Is the task's root the top of its mount namespace (see memo_dir)? */
-static __always_inline bool root_is_top(struct task_struct *task)
-{
-	struct path root = {};
-	struct mount *top, *up;
+/*
+ * The last root found to be the top of its mount namespace: a keyed hash
+ * of the root's mount and dentry and of mount_lock's count, one word (read
+ * and written whole). A root is the top for as long as no mount changes,
+ * and every mount change bumps that count.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} top_root SEC(".maps");
 
-	if (bpf_probe_read_kernel(&root, sizeof(root), &task->fs->root))
+static __always_inline __u64 top_root_hash(const struct memo_state *st)
+{
+	__u64 h = memo_mix(memo_key ^ 0x7f, st->root_mnt);
+
+	h = memo_mix(h, st->root_dentry);
+	return memo_mix(h, st->mseq) | 1; /* never 0, the word's start value */
+}
+
+/*
+ * Is the task's root (st->root_mnt and root_dentry, read by memo_dir) the
+ * top of its mount namespace (see memo_dir)? The counts in st must be read
+ * already: the answer is remembered for them.
+ */
+static __always_inline bool root_is_top(const struct memo_state *st)
+{
+	struct vfsmount *rmnt = (void *)st->root_mnt;
+	__u64 h = top_root_hash(st), *seen;
+	struct mount *top, *up;
+	__u32 zero = 0;
+
+	seen = bpf_map_lookup_elem(&top_root, &zero);
+	if (!seen)
 		return false;
-	if (root.dentry != BPF_CORE_READ(root.mnt, mnt_root))
-		return false;
-	top = (void *)root.mnt - bpf_core_field_offset(struct mount, mnt);
-	up = BPF_CORE_READ(top, mnt_parent);
-	if (up == top)
+	if (*seen == h)
 		return true;
-	return BPF_CORE_READ(up, mnt_parent) == up &&
-	       BPF_CORE_READ(top, mnt_mountpoint) == BPF_CORE_READ(up, mnt.mnt_root);
+	if ((void *)st->root_dentry != BPF_CORE_READ(rmnt, mnt_root))
+		return false;
+	top = (void *)rmnt - bpf_core_field_offset(struct mount, mnt);
+	up = BPF_CORE_READ(top, mnt_parent);
+	if (up != top &&
+	    (BPF_CORE_READ(up, mnt_parent) != up ||
+	     BPF_CORE_READ(top, mnt_mountpoint) != BPF_CORE_READ(up, mnt.mnt_root)))
+		return false;
+	*seen = h;
+	return true;
 }
 
 /*
@@ -144,36 +182,29 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
 				     struct vfsmount *mnt, struct memo_state *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	void *dir = BPF_CORE_READ(dentry, d_parent);
-	struct mnt_namespace *ns;
+	struct dentry *dir = dentry->d_parent;
+	struct fs_struct *fs;
 
-	if (!(m->flags & SH_PF_DIRS) || !dir || dir == (void *)dentry ||
-	    (void *)BPF_CORE_READ(mnt, mnt_root) == (void *)dentry)
+	if (!(m->flags & SH_PF_DIRS) || !dir || dir == dentry || mnt->mnt_root == dentry)
 		return false;
-	st->dir = (__u64)dir;
+	fs = task->fs;
+	if (!fs)
+		return false;
+	/* Stored as pointers (the verifier keeps their type on the stack)... */
+	*(void **)&st->dir = dir;
 	/* The directory's own parent and name: a file system that changes
 	 * names without a rename here (a network file system's server) gets
 	 * a new dentry, which could land at the old address. */
-	st->dir_up = (__u64)BPF_CORE_READ((struct dentry *)dir, d_parent);
-	st->dir_name = BPF_CORE_READ((struct dentry *)dir, d_name.hash_len);
-	/* mnt may be a BTF pointer, which no arithmetic (the hash) may
-	 * touch: its value as a number, copied by the helper. */
-	if (bpf_probe_read_kernel(&st->mnt, sizeof(st->mnt), &mnt))
+	*(void **)&st->dir_up = dir->d_parent;
+	*(void **)&st->mnt = mnt;
+	*(void **)&st->ns = task->nsproxy->mnt_ns;
+	*(void **)&st->root_mnt = fs->root.mnt;
+	*(void **)&st->root_dentry = fs->root.dentry;
+	/* ...and copied onto themselves, which makes them numbers. */
+	if (bpf_probe_read_kernel(&st->dir, 6 * sizeof(__u64), &st->dir))
 		return false;
-	/*
-	 * Only for a task whose root is the top of its namespace: the root of
-	 * the namespace's first mount, or of a mount on that mount's root (a
-	 * system booted through an initramfs). There bpf_d_path (relative to
-	 * the task's root: file_open) and walk_path (from the namespace's
-	 * root: the path hooks) name a directory alike, so a memo made by one
-	 * may serve the other. A chrooted task is judged by path.
-	 */
-	if (!root_is_top(task))
-		return false;
-	ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
-	st->ns = (__u64)(void *)ns;
-	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
-	st->gen = m->gen;
+	/* Field by field: 6.1's verifier takes the union's first member. */
+	st->dir_name = (__u64)dir->d_name.len << 32 | dir->d_name.hash;
 	st->who = (__u32)m->slot << 16 | m->policy;
 	return true;
 }
@@ -240,7 +271,19 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 	}
 	if (!memo_dir(m, dentry, mnt, st) || !read_seqs(st))
 		return false;
-	if (hashed && !BPF_CORE_READ(dentry, d_hash.pprev))
+	/*
+	 * Only for a task whose root is the top of its namespace: the root of
+	 * the namespace's first mount, or of a mount on that mount's root (a
+	 * system booted through an initramfs). There bpf_d_path (relative to
+	 * the task's root: file_open) and walk_path (from the namespace's
+	 * root: the path hooks) name a directory alike, so a memo made by one
+	 * may serve the other. A chrooted task is judged by path.
+	 */
+	if (!root_is_top(st))
+		return false;
+	st->gen = m->gen;       /* in place of the root, now judged */
+	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	if (hashed && !dentry->d_hash.pprev)
 		return false;
 	if (!word || (word & ~0xffull) != memo_hash(st) || (walk && !(word & MEMO_WALKED))) {
 		st->ok = 1;

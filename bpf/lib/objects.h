@@ -16,10 +16,8 @@
  * (moving itself out, raising its limits, killing other trees) and bpffs
  * (the enforcer's own pinned state).
  */
-static __always_inline bool protected_sb(struct super_block *sb)
+static __always_inline bool protected_sb(unsigned long magic)
 {
-	unsigned long magic = BPF_CORE_READ(sb, s_magic);
-
 	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC ||
 	       magic == BPF_FS_MAGIC;
 }
@@ -33,10 +31,8 @@ static __always_inline bool protected_sb(struct super_block *sb)
  * pstore, efivarfs, selinuxfs, smackfs, fusectl, nfsd (the host's NFS
  * server) and rpc_pipefs.
  */
-static __always_inline bool knob_sb(struct super_block *sb)
+static __always_inline bool knob_sb(unsigned long magic)
 {
-	unsigned long magic = BPF_CORE_READ(sb, s_magic);
-
 	return magic == SYSFS_MAGIC || magic == SECURITYFS_MAGIC || magic == DEBUGFS_MAGIC ||
 	       magic == TRACEFS_MAGIC || magic == CONFIGFS_MAGIC || magic == BINFMTFS_MAGIC ||
 	       magic == PSTOREFS_MAGIC || magic == EFIVARFS_MAGIC || magic == SELINUX_MAGIC ||
@@ -51,8 +47,8 @@ static __always_inline __u32 protection(struct inode *inode)
 
 	if (!inode)
 		return 0;
-	k.ino = BPF_CORE_READ(inode, i_ino);
-	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.ino = inode->i_ino;
+	k.dev = inode->i_sb->s_dev;
 	v = bpf_map_lookup_elem(&protected_inodes, &k);
 	return v ? *v : 0;
 }
@@ -69,14 +65,14 @@ static __always_inline bool daemon_file(struct dentry *d, bool write, bool renam
 
 	if (!nprotected)
 		return false;
-	own = protection(BPF_CORE_READ(d, d_inode));
+	own = protection(d->d_inode);
 	if (own & SH_PROT_READ)
 		return true;
 	if (!write)
 		return false;
 	if ((own & SH_PROT_WRITE) || (rename && (own & SH_PROT_NAME)))
 		return true;
-	return protection(BPF_CORE_READ(d, d_parent, d_inode)) & SH_PROT_WRITE;
+	return protection(d->d_parent->d_inode) & SH_PROT_WRITE;
 }
 
 /*
@@ -158,13 +154,13 @@ static __always_inline bool proc_write_forbidden(struct dentry *d, __u64 origin)
  * file system at all? 0, or the hook to report the refusal under. */
 static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
 {
-	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
+	unsigned long magic = dentry->d_sb->s_magic;
 
-	if (protected_sb(sb))
+	if (protected_sb(magic))
 		return SH_HOOK_CGROUP;
-	if (knob_sb(sb))
+	if (knob_sb(magic))
 		return SH_HOOK_FILE;
-	if (BPF_CORE_READ(sb, s_magic) == PROC_SUPER_MAGIC && proc_write_forbidden(dentry, origin))
+	if (magic == PROC_SUPER_MAGIC && proc_write_forbidden(dentry, origin))
 		return SH_HOOK_FILE;
 	return 0;
 }

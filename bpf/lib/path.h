@@ -237,7 +237,7 @@ static __always_inline int file_resolvable(struct file *file, bool tmpfile)
  */
 static __always_inline bool disconnected(struct dentry *d, struct vfsmount *mnt)
 {
-	return BPF_CORE_READ(d, d_parent) == d && BPF_CORE_READ(mnt, mnt_root) != d;
+	return d->d_parent == d && mnt->mnt_root != d;
 }
 
 #endif

@@ -154,6 +154,37 @@ OUT=$(bash -c "echo \$\$ > $CG/later/cgroup.procs; exec $TRY exec /usr/bin/id -u
 check "untagged again: the same exec runs" "$OUT" 0
 rmdir $CG/later $CG 2>/dev/null
 
+# Cgroups found outside are remembered in an array of 4,096 words, a
+# cgroup's word at (its id mod 4,096) and a keyed hash of the id: a tagged
+# cgroup whose slot holds an outsider cgroup's word is still found in its
+# tree. Two cgroups of one slot: made in batches until two ids (the
+# directories' inode numbers) agree mod 4,096.
+P=/sys/fs/cgroup/t_exec_slots
+mkdir -p $P
+declare -A slot_of=()
+CA='' CB=''
+for batch in $(seq 0 16); do
+	mkdir $(seq -f "$P/c$batch-%g" 1 256)
+	while read -r ino name; do
+		sl=$((ino % 4096))
+		if [ -n "${slot_of[$sl]:-}" ] && [ "${slot_of[$sl]}" != "$name" ]; then
+			CA=$P/${slot_of[$sl]} CB=$P/$name
+			break 2
+		fi
+		slot_of[$sl]=$name
+	done < <(stat -c '%i %n' $P/c[0-9]* | sed "s|$P/||")
+done
+check "two cgroups of one slot found" "$([ -n "$CB" ] && echo yes)" yes
+OUT=$(bash -c "echo \$\$ > $CB/cgroup.procs; exec $TRY exec /usr/bin/id -u" | head -1)
+check "slot twin, untagged: the exec runs (control)" "$OUT" 0
+$CTL tag "$CB" texec
+OUT=$(bash -c "echo \$\$ > $CA/cgroup.procs; exec $TRY exec /usr/bin/id -u" | head -1)
+check "slot: the outsider's exec runs, its word stored" "$OUT" 0
+OUT=$(bash -c "echo \$\$ > $CB/cgroup.procs; exec $TRY exec /usr/bin/id" | head -1)
+check "slot twin, tagged, after the outsider: refused" "$OUT" "err EPERM"
+$CTL untag "$CB"
+rmdir $P/c[0-9]* $P 2>/dev/null
+
 # Only cgroups can be tagged, and only as deep as the programs look.
 $CTL tag /tmp texec 2>"$SH_TMP/tag.err"
 check "tag of a path that is no cgroup: refused" "$?" 1
