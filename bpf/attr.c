@@ -61,6 +61,7 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
 	struct mount_scan scan = {};
+	struct memo_state memo = {};
 	struct scratch *s;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
@@ -98,6 +99,16 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	s->cand_len = -ESTALE;
 	s->cand_why = reason;
 	nc = s->ncands;
+	/* The file system's only mount in the task's namespace (the usual
+	 * case): the directory memo, as in the path hooks (which name
+	 * through a mount too, by the same walk). */
+	if (nc == 1 && !knob) {
+		struct vfsmount *vm = (void *)s->cands[0] + bpf_core_field_offset(struct mount, mnt);
+
+		if (memo_allows_at(m, dentry, vm, BPF_CORE_READ(vm, mnt_root), true, false, true,
+				   &memo))
+			return 0;
+	}
 	for (int i = 0; i < SH_SB_MOUNTS_MAX; i++) {
 		long l;
 
@@ -111,9 +122,16 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 			break;
 		act = lookup_rule(s, m, SH_KEY_FILE, l);
 		if (act != SH_ACT_DENY &&
-		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST)))
-			return 0;
+		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST))) {
+			s->cand_why = 0; /* allowed */
+			break;
+		}
 		s->cand_why = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
+	}
+	if (!s->cand_why) {
+		/* Only where memo_allows_at looked (memo.ok): one mount. */
+		memo_store(s, m, dentry, s->cand_len, &memo);
+		return 0;
 	}
 	return report(m, s, &(struct refusal){
 			.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },

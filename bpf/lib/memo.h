@@ -179,13 +179,13 @@ static __always_inline bool root_is_top(const struct memo_state *st)
  * root, a disconnected dentry) or the policy has no directory markers.
  */
 static __always_inline bool memo_dir(const struct member *m, struct dentry *dentry,
-				     struct vfsmount *mnt, struct memo_state *st)
+				     struct vfsmount *mnt, void *mnt_root, struct memo_state *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct dentry *dir = dentry->d_parent;
 	struct fs_struct *fs;
 
-	if (!(m->flags & SH_PF_DIRS) || !dir || dir == dentry || mnt->mnt_root == dentry)
+	if (!(m->flags & SH_PF_DIRS) || !dir || dir == dentry || mnt_root == (void *)dentry)
 		return false;
 	fs = task->fs;
 	if (!fs)
@@ -234,7 +234,8 @@ static __always_inline __u64 memo_never(const struct member *m)
 
 /*
  * Does the memo of dentry's directory allow this use of the name without
- * a path? dentry is a BTF pointer (its parent's inode holds the memo).
+ * a path, through the mount mnt (whose root is mnt_root)? dentry is a BTF
+ * pointer (its parent's inode holds the memo); mnt may be a number.
  * hashed: the name must still be in the dcache (an open: see
  * file_resolvable). walk: the hook names by the dentry walk, which refuses
  * paths deeper than it goes; bpf_d_path has no such limit, so a memo made
@@ -243,9 +244,9 @@ static __always_inline __u64 memo_never(const struct member *m)
  * directory afterwards, st holding the state read now, before the path is
  * resolved.
  */
-static __always_inline bool memo_allows(const struct member *m, struct dentry *dentry,
-					struct vfsmount *mnt, bool write, bool hashed, bool walk,
-					struct memo_state *st)
+static __always_inline bool memo_allows_at(const struct member *m, struct dentry *dentry,
+					   struct vfsmount *mnt, void *mnt_root, bool write,
+					   bool hashed, bool walk, struct memo_state *st)
 {
 	struct dentry *dir;
 	struct dir_memo *d;
@@ -269,7 +270,7 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 		if ((word & 0xff) == MEMO_NEVER && word == memo_never(m))
 			return false;
 	}
-	if (!memo_dir(m, dentry, mnt, st) || !read_seqs(st))
+	if (!memo_dir(m, dentry, mnt, mnt_root, st) || !read_seqs(st))
 		return false;
 	/*
 	 * Only for a task whose root is the top of its namespace: the root of
@@ -297,6 +298,10 @@ static __always_inline bool memo_allows(const struct member *m, struct dentry *d
 	count(SH_CNT_MEMO_HIT);
 	return true;
 }
+
+/* mnt a BTF pointer (the path and file hooks). */
+#define memo_allows(m, dentry, mnt, write, hashed, walk, st) \
+	memo_allows_at(m, dentry, mnt, (mnt)->mnt_root, write, hashed, walk, st)
 
 /*
  * After a use was judged by its path and allowed: memoize the rule that

@@ -23,6 +23,7 @@ policy() { # NAME WRITE-DIR [EXTRA...]
 		echo "[exec]"
 		echo "allow = /usr/bin/bash"
 		echo "allow = /usr/bin/sleep"
+		echo "allow = /usr/bin/mkdir"
 		echo "allow = $SH_BUILD/tests/vm/"
 		echo "[file]"
 		echo "write = $dir"
@@ -40,6 +41,10 @@ mkdir -p "$P"
 mount --bind "$P" "$P" && mount --make-private "$P"
 mkdir -p "$P/w/m" "$P/ro"
 policy tmemom "$P/w/"
+# A file system of one mount (the times case): its own tmpfs.
+TM=$SH_TMP/tm
+mkdir -p "$TM" && mount -t tmpfs memot "$TM" && mkdir -p "$TM/w/t" "$TM/ro"
+policy tmemot "$TM/w/"
 
 start_daemon || { fail "daemon starts"; exit 1; }
 
@@ -174,6 +179,88 @@ check "other policy: a tree of a policy that may not write there is refused" "$O
 try_in_tree tmemob open "$W/b/z3" creat
 check "other policy: its own directory allowed (control)" "$OUT" "ok"
 
+# ---- times: a hook with no mount ------------------------------------------
+# inode_setattr (utimensat) gets a dentry and no mount: where the file
+# system has one mount in the task's namespace (here $TM), the memo is
+# used through it, and is stale once the directory is renamed out.
+h0=$(counter memo_hits)
+run_in_tree tmemot "$SH_BUILD/tests/vm/bench" -c "allow-create:$TM/w/t/probe" "$TM/w/t" 300 utimens
+check_match "times: 300 utimensat calls in a writable directory" "$OUT" "^utimens [0-9]"
+h1=$(counter memo_hits)
+check "times: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 250 ] && echo yes)" yes
+: >"$TM/w/t/f1"
+TSCRIPT='
+first() { local x; x=$("$@"); printf %s "${x%%[[:cntrl:]]*}"; }
+cd "$1" || exit 9
+b=$(first "$5" utimens f1)$(first "$5" utimens f1)
+: >"$2/ready.$3"
+while [ ! -e "$2/go.$3" ]; do sleep 0.1; done
+echo "before=$b after=$(first "$5" utimens "$4")"
+'
+rm -f "$SY/ready.t" "$SY/go.t"
+$CTL run --policy tmemot -- /usr/bin/bash -c "$TSCRIPT" sh "$TM/w/t" "$SY" t f1 \
+	"$SH_BUILD/tests/vm/wall" >"$SH_TMP/out.t" 2>"$SH_TMP/err.t" &
+TREE_PID=$!
+wait_until test -e "$SY/ready.t" || fail "tree t says it is ready"
+mv "$TM/w/t" "$TM/ro/t"
+touch "$TM/ro/t/f1"         # its time now, not the one the tree sets
+tree_finish t
+check "times: renamed out: refused" "$OUT" "before=okok after=err EPERM"
+check "times: renamed out: the time unchanged" \
+	"$([ "$(stat -c %Y "$TM/ro/t/f1")" != 1000000000 ] && echo yes)" yes
+n=$(audit_wait ".target==\"$TM/ro/t/f1\" and .op==\"settimes\"")
+check "times: renamed out: refusal logged by its new path" "$n" 1
+
+# ---- a chrooted task uses no memo ------------------------------------------
+# A task whose root is not its namespace's top names a file two ways:
+# bpf_d_path (file_open) from its root, the walk (the path hooks) from the
+# namespace's. A memo made through one name would then judge the other.
+# Here the root is a bind of / at $J: directories made in $X are judged by
+# their walk names ($J$X/..., writable), a read of $X/f by the name its
+# open sees ($X/f, denied): refused, not allowed by a memo of the mkdirs.
+J=$SH_TMP/jail
+X=$SH_TMP/x
+CGJ=/sys/fs/cgroup/t_memo_jail
+mkdir -p "$J" "$X" "$CGJ" && echo data >"$X/f"
+mount --rbind / "$J" && mount --make-rprivate "$J"
+check "chroot: / bound at the jail" "$?" 0
+# In the jail the kernel's mappings of mkdir and its libraries are named
+# by the walk ($J/usr/...), its exec by bpf_d_path (/usr/bin/mkdir).
+cat >"$SH_TMP/policies/tmemoj.policy" <<EOF
+[policy]
+name = tmemoj
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/mkdir
+allow = $J/usr/bin/mkdir
+lib = $J/usr/lib/
+[file]
+write = $J$X/
+deny = $X/
+EOF
+$CTL policy reload >/dev/null 2>&1
+$CTL tag "$CGJ" tmemoj
+check "chroot: its cgroup tagged" "$?" 0
+s0=$(counter memo_stores); h0=$(counter memo_hits)
+OUT=$(chroot "$J" /usr/bin/bash -c '
+echo $$ >"$1/cgroup.procs" || exit 9
+cd "$2" || exit 9
+c=OK
+for i in 1 2 3 4; do mkdir "n$i" || c=ERR; done
+if msg=$( { read -r l <f; } 2>&1 ); then echo "mkdir=$c read=OK"; else echo "mkdir=$c read=ERR: $msg"; fi
+' sh "$CGJ" "$X" 2>&1)
+check_match "chroot: directories made by the walk's rule, the read refused by its own" "$OUT" \
+	"^mkdir=OK read=ERR: .*Operation not permitted"
+check "chroot: the directories are there" "$(ls -d "$X"/n? | wc -l)" 4
+check "chroot: no memo made" "$(counter memo_stores)" "$s0"
+check "chroot: no memo used" "$(counter memo_hits)" "$h0"
+n=$(audit_wait ".policy==\"tmemoj\" and .target==\"$X/f\" and .reason==\"deny rule\"")
+check "chroot: the read's refusal logged by its own name (deny rule)" "$n" 1
+$CTL untag "$CGJ"
+rmdir "$CGJ" 2>/dev/null
+umount -R -l "$J"
+
 check_log_valid
 cleanup
-umount "$P"
+umount "$P" "$TM"
