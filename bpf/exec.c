@@ -9,6 +9,7 @@
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
+#include "lib/memo.h"
 
 SEC("lsm/bprm_check_security")
 int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
@@ -67,8 +68,9 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 					  __u32 prot)
 {
 	const struct refusal w = { .hook = SH_HOOK_MMAP, .op = op, .op_flags = prot };
-	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *dentry = file->f_path.dentry;
+	struct vfsmount *mnt = file->f_path.mnt;
+	struct memo_state memo = {};
 	struct scratch *s;
 	bool deleted;
 	__u32 act;
@@ -77,7 +79,7 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	count(SH_CNT_HOOK(SH_HOOK_MMAP, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
-	deleted = BPF_CORE_READ(file, f_inode, i_nlink) == 0;
+	deleted = file->f_inode->i_nlink == 0;
 	if (!deleted && !(m->flags & SH_PF_EXEC_RULES))
 		return 0;
 	s = get_scratch();
@@ -85,6 +87,9 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 		return -EPERM;
 	if (deleted)
 		return report(m, s, &w, SH_WHY_DELETED, name_path(s, dentry, mnt));
+	/* The file's own memo, where one holds. */
+	if (exec_memo_allows(m, dentry, mnt, &memo))
+		return 0;
 	len = file_resolvable(file, false);
 	if (len) {
 		s->err = len;
@@ -98,6 +103,7 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 		return report(m, s, &w, SH_WHY_RULE, len);
 	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	exec_memo_store(m, dentry, act, &memo);
 	return 0;
 }
 

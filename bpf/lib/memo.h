@@ -174,28 +174,23 @@ static __always_inline bool root_is_top(const struct memo_state *st)
 }
 
 /*
- * The directory above (dentry, mnt) in that mount, into st (with the
- * task's namespace and m's policy); false where there is none (a mount's
- * root, a disconnected dentry) or the policy has no directory markers.
+ * The state of the name obj (a BTF pointer) through mnt into st: obj, its
+ * parent and name, the mount, the task's namespace and root, the policy.
  */
-static __always_inline bool memo_dir(const struct member *m, struct dentry *dentry,
-				     struct vfsmount *mnt, void *mnt_root, struct memo_state *st)
+static __always_inline bool memo_state(const struct member *m, struct dentry *obj,
+				       struct vfsmount *mnt, struct memo_state *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct dentry *dir = dentry->d_parent;
-	struct fs_struct *fs;
+	struct fs_struct *fs = task->fs;
 
-	if (!(m->flags & SH_PF_DIRS) || !dir || dir == dentry || mnt_root == (void *)dentry)
-		return false;
-	fs = task->fs;
 	if (!fs)
 		return false;
 	/* Stored as pointers (the verifier keeps their type on the stack)... */
-	*(void **)&st->dir = dir;
-	/* The directory's own parent and name: a file system that changes
-	 * names without a rename here (a network file system's server) gets
-	 * a new dentry, which could land at the old address. */
-	*(void **)&st->dir_up = dir->d_parent;
+	*(void **)&st->dir = obj;
+	/* Its own parent and name: a file system that changes names without
+	 * a rename here (a network file system's server) gets a new dentry,
+	 * which could land at the old address. */
+	*(void **)&st->dir_up = obj->d_parent;
 	*(void **)&st->mnt = mnt;
 	*(void **)&st->ns = task->nsproxy->mnt_ns;
 	*(void **)&st->root_mnt = fs->root.mnt;
@@ -204,9 +199,24 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
 	if (bpf_probe_read_kernel(&st->dir, 6 * sizeof(__u64), &st->dir))
 		return false;
 	/* Field by field: 6.1's verifier takes the union's first member. */
-	st->dir_name = (__u64)dir->d_name.len << 32 | dir->d_name.hash;
+	st->dir_name = (__u64)obj->d_name.len << 32 | obj->d_name.hash;
 	st->who = (__u32)m->slot << 16 | m->policy;
 	return true;
+}
+
+/*
+ * The directory above (dentry, mnt) in that mount, into st (with the
+ * task's namespace and m's policy); false where there is none (a mount's
+ * root, a disconnected dentry) or the policy has no directory markers.
+ */
+static __always_inline bool memo_dir(const struct member *m, struct dentry *dentry,
+				     struct vfsmount *mnt, void *mnt_root, struct memo_state *st)
+{
+	struct dentry *dir = dentry->d_parent;
+
+	if (!(m->flags & SH_PF_DIRS) || !dir || dir == dentry || mnt_root == (void *)dentry)
+		return false;
+	return memo_state(m, dir, mnt, st);
 }
 
 /*
@@ -349,6 +359,70 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	if (!d)
 		return;
 	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st) | act;
+	count(SH_CNT_MEMO_STORE);
+}
+
+/*
+ * The file memo, for executable mappings (mmap_file, file_mprotect: every
+ * library a process loads): a mapping judged by the file's own path and
+ * allowed is kept in the file inode's storage (the map dir_memo: a
+ * directory's entry holds the memo of the names in it, a file's its own),
+ * keyed to the same state with the file's dentry in the directory's place,
+ * and its own kind in the hash. It holds the verdict of that one name, so
+ * no directory markers are needed; both the maker and the user name by
+ * the dentry walk, so any root will do. As for a directory's memo: only
+ * allowing, only for the state it was made in; a name unhashed since
+ * (unlinked, replaced) is judged by path.
+ */
+#define MEMO_KIND_EXEC_MAP (1u << 24)   /* in memo_state.who */
+
+static __always_inline bool exec_memo_allows(const struct member *m, struct dentry *dentry,
+					     struct vfsmount *mnt, struct memo_state *st)
+{
+	struct dir_memo *d;
+	__u64 word;
+	__u8 act;
+
+	st->ok = 0;
+	if (!memo_key)
+		return false;
+	d = bpf_inode_storage_get(&dir_memo, dentry->d_inode, 0, 0);
+	word = d ? d->word : 0;
+	if (!memo_state(m, dentry, mnt, st) || !read_seqs(st))
+		return false;
+	st->who |= MEMO_KIND_EXEC_MAP;
+	st->gen = m->gen;       /* in place of the root: not needed here */
+	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	if (!dentry->d_hash.pprev)
+		return false;
+	if (!word || (word & ~0xffull) != memo_hash(st)) {
+		st->ok = 1;
+		return false;
+	}
+	act = word & 0xff;
+	if (act == SH_ACT_DENY ||
+	    (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST)))
+		return false;
+	count(SH_CNT_MEMO_HIT);
+	return true;
+}
+
+/* After a mapping of dentry was judged by its path and allowed (act). */
+static __always_inline void exec_memo_store(const struct member *m, struct dentry *dentry,
+					    __u32 act, const struct memo_state *st)
+{
+	struct memo_state now = {};
+	struct dir_memo *d;
+
+	if (!st->ok)
+		return;
+	if (!read_seqs(&now) || now.rseq != st->rseq || now.mseq != st->mseq ||
+	    bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT != st->epoch || tag_gen != m->gen)
+		return;
+	d = bpf_inode_storage_get(&dir_memo, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!d)
+		return;
+	d->word = memo_hash(st) | (act & 0x7f);
 	count(SH_CNT_MEMO_STORE);
 }
 

@@ -42,6 +42,8 @@
  *   wall mq-open NAME              mq_open(NAME, O_CREAT | O_RDWR)
  *   wall key-user                  keyctl(KEYCTL_DESCRIBE) of the user keyring
  *   wall mmap-low                  an anonymous mapping at address 4096
+ *   wall mmap-exec PATH N          N mappings of PATH with PROT_EXEC, one
+ *                                  after the other: the first refusal
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -394,6 +396,21 @@ int main(int argc, char **argv)
 		return report(mmap((void *)4096, 4096, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ? -1 : 0,
 			      "mmap");
+	if (!strcmp(op, "mmap-exec") && argc == 4) {
+		for (int i = 0, n = atoi(argv[3]); i < n; i++) {
+			int fd = open(argv[2], O_RDONLY);
+			void *p;
+
+			if (fd < 0)
+				return report(-1, "open");
+			p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+			close(fd);
+			if (p == MAP_FAILED)
+				return report(-1, "mmap");
+			munmap(p, 4096);
+		}
+		return report(0, "mmap");
+	}
 	if (!strcmp(op, "ctl-connect") && argc == 3)
 		return ctl_connect(argv[2]);
 	fprintf(stderr, "wall: bad usage\n");
