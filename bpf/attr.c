@@ -129,9 +129,15 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 		s->cand_why = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
 	}
 	if (!s->cand_why) {
-		/* Only where memo_allows_at looked (memo.ok): one mount. */
-		memo_store(s, m, dentry, s->cand_len, &memo);
-		return 0;
+		if (scratch_mine(s)) {
+			/* Only where memo_allows_at looked (memo.ok): one mount. */
+			memo_store(s, m, dentry, s->cand_len, &memo);
+			return 0;
+		}
+		/* Another program used the scratch meanwhile (a fully
+		 * preemptible kernel): what was found is not certain. */
+		s->cand_why = SH_WHY_UNRESOLVED;
+		s->cand_len = -EAGAIN;
 	}
 	return report(m, s, &(struct refusal){
 			.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },

@@ -103,7 +103,7 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 		return report(m, s, &w, SH_WHY_RULE, len);
 	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
-	exec_memo_store(m, dentry, act, &memo);
+	exec_memo_store(s, m, dentry, act, &memo);
 	return 0;
 }
 

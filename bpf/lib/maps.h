@@ -154,6 +154,9 @@ struct {
  * scratch*).
  */
 struct scratch {
+	/* The thread using it (get_scratch): a program preempted on a fully
+	 * preemptible kernel may find another's data here (scratch_mine). */
+	__u64 owner;
 	int err;        /* why ev.path is not the object's own path (report) */
 	__u32 ncands;
 	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
@@ -189,8 +192,23 @@ static __always_inline void count(__u32 idx)
 static __always_inline struct scratch *get_scratch(void)
 {
 	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
 
-	return bpf_map_lookup_elem(&scratch_map, &zero);
+	if (s)
+		s->owner = bpf_get_current_pid_tgid();
+	return s;
+}
+
+/*
+ * Is the scratch still this thread's? LSM programs run with migration,
+ * not preemption, disabled: on a kernel with full preemption another
+ * task's program on this CPU may have used the scratch meanwhile. What is
+ * kept beyond the call (a memo) or decides from the scratch afterwards
+ * asks this first.
+ */
+static __always_inline bool scratch_mine(const struct scratch *s)
+{
+	return s->owner == bpf_get_current_pid_tgid();
 }
 
 #endif

@@ -82,7 +82,10 @@ static __always_inline int membership(struct member *m)
 			return 0;
 		origin = nearest_tagged();
 		if (!origin) {
-			if (o)
+			/* Remembered only for the cgroup the ancestors were
+			 * read of: not one the task was moved out of meanwhile,
+			 * nor an id a faulting load made 0. */
+			if (o && cgid && task->cgroups->dfl_cgrp->kn->id == cgid)
 				*o = word;
 			return 0;
 		}

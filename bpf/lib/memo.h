@@ -123,6 +123,16 @@ static __always_inline bool read_seqs(struct memo_state *st)
 	return !((st->rseq | st->mseq) & 1);
 }
 
+/* mount_lock's count now (1, odd: being written, where unreadable). */
+static __always_inline __u32 mount_seq(void)
+{
+	__u32 off = bpf_core_field_offset(seqlock_t, seqcount.seqcount.sequence), seq = 1;
+
+	if (&mount_lock)
+		bpf_probe_read_kernel(&seq, sizeof(seq), (void *)&mount_lock + off);
+	return seq;
+}
+
 /*
  * The last root found to be the top of its mount namespace: a keyed hash
  * of the root's mount and dentry and of mount_lock's count, one word (read
@@ -169,7 +179,9 @@ static __always_inline bool root_is_top(const struct memo_state *st)
 	    (BPF_CORE_READ(up, mnt_parent) != up ||
 	     BPF_CORE_READ(top, mnt_mountpoint) != BPF_CORE_READ(up, mnt.mnt_root)))
 		return false;
-	*seen = h;
+	/* Remembered only for a count no mount change overlapped. */
+	if (mount_seq() == st->mseq)
+		*seen = h;
 	return true;
 }
 
@@ -351,6 +363,9 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	if (!read_seqs(&now) || now.rseq != st->rseq || now.mseq != st->mseq ||
 	    bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT != st->epoch || tag_gen != m->gen)
 		return;
+	/* Nothing else used the scratch: act is of this path. */
+	if (!scratch_mine(s))
+		return;
 	/* No rename since: this is the parent the path was resolved through. */
 	dir = dentry->d_parent;
 	if (!dir)
@@ -408,13 +423,15 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 }
 
 /* After a mapping of dentry was judged by its path and allowed (act). */
-static __always_inline void exec_memo_store(const struct member *m, struct dentry *dentry,
-					    __u32 act, const struct memo_state *st)
+static __always_inline void exec_memo_store(const struct scratch *s, const struct member *m,
+					    struct dentry *dentry, __u32 act,
+					    const struct memo_state *st)
 {
 	struct memo_state now = {};
 	struct dir_memo *d;
 
-	if (!st->ok)
+	/* act was looked up over the scratch: nothing else used it since. */
+	if (!st->ok || !scratch_mine(s))
 		return;
 	if (!read_seqs(&now) || now.rseq != st->rseq || now.mseq != st->mseq ||
 	    bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT != st->epoch || tag_gen != m->gen)
