@@ -55,12 +55,27 @@ static long mount_scan_step(__u32 i, void *data)
 	return 0;
 }
 
-static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+/* The mounts of dentry's file system in the task's namespace (others',
+ * private /tmp and the like, are skipped, not counted) into s->cands. */
+static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentry)
 {
 	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
 	struct mount_scan scan = {};
+
+	scan.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	scan.pos = BPF_CORE_READ(sb, s_mounts.next);
+	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
+	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
+	s->ncands = 0;
+	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
+	return s->ncands;
+}
+
+static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+{
+	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
 	struct memo_state memo = {};
 	struct scratch *s;
 
@@ -81,15 +96,7 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
-	/* The mounts of this file system in the task's namespace (others',
-	 * private /tmp and the like, are skipped, not counted). */
-	scan.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
-	scan.pos = BPF_CORE_READ(sb, s_mounts.next);
-	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
-	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
-	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
-	s->ncands = 0;
-	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
+	nc = scan_mounts(s, dentry);
 	/*
 	 * The name found and the reason are kept in the scratch, not in
 	 * registers: the verifier then reaches report() with one state
@@ -98,7 +105,6 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	 */
 	s->cand_len = -ESTALE;
 	s->cand_why = reason;
-	nc = s->ncands;
 	/* The file system's only mount in the task's namespace (the usual
 	 * case): the directory memo, as in the path hooks (which name
 	 * through a mount too, by the same walk). */
