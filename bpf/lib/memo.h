@@ -109,28 +109,39 @@ static __always_inline __u64 memo_hash(const struct memo_state *st)
 	return (h ^ (h >> 32)) << 8;
 }
 
+/* A sequence count now (1, odd: being written, where unreadable). */
+static __always_inline __u32 seq_of(const void *lock)
+{
+	__u32 off = bpf_core_field_offset(seqlock_t, seqcount.seqcount.sequence), seq = 1;
+
+	if (lock)
+		bpf_probe_read_kernel(&seq, sizeof(seq), lock + off);
+	return seq;
+}
+
 /* Both sequence counts; false while either is being written (odd), or
  * where the memo is off. */
 static __always_inline bool read_seqs(struct memo_state *st)
 {
-	__u32 off = bpf_core_field_offset(seqlock_t, seqcount.seqcount.sequence);
-
-	if (!memo_key || !&rename_lock || !&mount_lock)
+	if (!memo_key)
 		return false;
-	if (bpf_probe_read_kernel(&st->rseq, sizeof(st->rseq), (void *)&rename_lock + off) ||
-	    bpf_probe_read_kernel(&st->mseq, sizeof(st->mseq), (void *)&mount_lock + off))
-		return false;
+	st->rseq = seq_of(&rename_lock);
+	st->mseq = seq_of(&mount_lock);
 	return !((st->rseq | st->mseq) & 1);
 }
 
-/* mount_lock's count now (1, odd: being written, where unreadable). */
-static __always_inline __u32 mount_seq(void)
+/*
+ * Before a memo is stored: nothing changed since st was read, before the
+ * path was resolved (not the counts, the epoch, nor the policy set since
+ * this hook found its policy), and the scratch the verdict was read from
+ * is still this thread's.
+ */
+static __always_inline bool memo_unchanged(const struct scratch *s, const struct member *m,
+					   const struct memo_state *st)
 {
-	__u32 off = bpf_core_field_offset(seqlock_t, seqcount.seqcount.sequence), seq = 1;
-
-	if (&mount_lock)
-		bpf_probe_read_kernel(&seq, sizeof(seq), (void *)&mount_lock + off);
-	return seq;
+	return st->ok && seq_of(&rename_lock) == st->rseq && seq_of(&mount_lock) == st->mseq &&
+	       bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT == st->epoch && tag_gen == m->gen &&
+	       scratch_mine(s);
 }
 
 /*
@@ -180,7 +191,7 @@ static __always_inline bool root_is_top(const struct memo_state *st)
 	     BPF_CORE_READ(top, mnt_mountpoint) != BPF_CORE_READ(up, mnt.mnt_root)))
 		return false;
 	/* Remembered only for a count no mount change overlapped. */
-	if (mount_seq() == st->mseq)
+	if (seq_of(&mount_lock) == st->mseq)
 		*seen = h;
 	return true;
 }
@@ -336,7 +347,6 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 				       struct dentry *dentry, long len,
 				       const struct memo_state *st)
 {
-	struct memo_state now = {};
 	struct sh_rule_key *k;
 	struct dir_memo *d;
 	struct dentry *dir;
@@ -358,13 +368,7 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 		v = bpf_map_lookup_elem(&rules, k);
 		act = (v ? *v & 0x7f : 0) | (st->walk ? MEMO_WALKED : 0);
 	}
-	/* Nothing changed since the path was resolved: not the counts, not
-	 * the epoch, not the policy set since this hook found its policy. */
-	if (!read_seqs(&now) || now.rseq != st->rseq || now.mseq != st->mseq ||
-	    bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT != st->epoch || tag_gen != m->gen)
-		return;
-	/* Nothing else used the scratch: act is of this path. */
-	if (!scratch_mine(s))
+	if (!memo_unchanged(s, m, st))
 		return;
 	/* No rename since: this is the parent the path was resolved through. */
 	dir = dentry->d_parent;
@@ -427,14 +431,9 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 					    struct dentry *dentry, __u32 act,
 					    const struct memo_state *st)
 {
-	struct memo_state now = {};
 	struct dir_memo *d;
 
-	/* act was looked up over the scratch: nothing else used it since. */
-	if (!st->ok || !scratch_mine(s))
-		return;
-	if (!read_seqs(&now) || now.rseq != st->rseq || now.mseq != st->mseq ||
-	    bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT != st->epoch || tag_gen != m->gen)
+	if (!memo_unchanged(s, m, st))
 		return;
 	d = bpf_inode_storage_get(&dir_memo, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
