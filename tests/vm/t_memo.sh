@@ -60,13 +60,16 @@ while [ ! -e "$2/go.$3" ]; do sleep 0.1; done
 if msg=$( { : >"$4"; } 2>&1 ); then echo "before=$b after=OK"; else echo "before=$b after=ERR: $msg"; fi
 '
 
-# tree_start TAG POLICY DIR NAME: the script in the background.
+# tree_start TAG POLICY DIR NAME [SCRIPT-ARGS...]: the script (SCRIPT, or
+# TREE_SCRIPT where set) in the background.
 tree_start() {
-	rm -f "$SY/ready.$1" "$SY/go.$1"
-	$CTL run --policy "$2" -- /usr/bin/bash -c "$SCRIPT" sh "$3" "$SY" "$1" "$4" \
-		>"$SH_TMP/out.$1" 2>"$SH_TMP/err.$1" &
+	local tag=$1 pol=$2 dir=$3 name=$4
+	shift 4
+	rm -f "$SY/ready.$tag" "$SY/go.$tag"
+	$CTL run --policy "$pol" -- /usr/bin/bash -c "${TREE_SCRIPT:-$SCRIPT}" sh "$dir" "$SY" \
+		"$tag" "$name" "$@" >"$SH_TMP/out.$tag" 2>"$SH_TMP/err.$tag" &
 	TREE_PID=$!
-	wait_until test -e "$SY/ready.$1" || fail "tree $1 says it is ready"
+	wait_until test -e "$SY/ready.$tag" || fail "tree $tag says it is ready"
 }
 # tree_finish TAG: lets it write the last name; OUT is its line.
 tree_finish() {
@@ -198,11 +201,7 @@ b=$(first "$5" utimens f1)$(first "$5" utimens f1)
 while [ ! -e "$2/go.$3" ]; do sleep 0.1; done
 echo "before=$b after=$(first "$5" utimens "$4")"
 '
-rm -f "$SY/ready.t" "$SY/go.t"
-$CTL run --policy tmemot -- /usr/bin/bash -c "$TSCRIPT" sh "$TM/w/t" "$SY" t f1 \
-	"$SH_BUILD/tests/vm/wall" >"$SH_TMP/out.t" 2>"$SH_TMP/err.t" &
-TREE_PID=$!
-wait_until test -e "$SY/ready.t" || fail "tree t says it is ready"
+TREE_SCRIPT=$TSCRIPT tree_start t tmemot "$TM/w/t" f1 "$SH_BUILD/tests/vm/wall"
 mv "$TM/w/t" "$TM/ro/t"
 touch "$TM/ro/t/f1"         # its time now, not the one the tree sets
 tree_finish t
@@ -241,6 +240,10 @@ n=$(audit_wait ".policy==\"tmemox\" and .target==\"$XB/lib\" and .hook==\"mmap\"
 check "exec maps: the other name's refusal logged" "$n" 1
 run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 1
 check "exec maps: the allowed name still maps (control)" "$OUT" ok
+# A tree of a policy that does not allow it, right after: the memo is the
+# other policy's.
+run_in_tree tmemo "$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 1
+check "exec maps: a tree of another policy: refused" "$OUT" "err EPERM"
 mv "$XA/lib" "$XB/lib2"
 run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XB/lib2" 1
 check "exec maps: renamed out of the allowed directory: refused" "$OUT" "err EPERM"
