@@ -18,7 +18,8 @@
 #define SH_MAX_CGROUP_LEVEL  32      /* deepest cgroup level searched for a tag */
 #define SH_MAX_TAGGED        4096    /* tagged cgroups across both slots */
 #define SH_MAX_RULE_KEYS     (64 * 1024)
-#define SH_MAX_FILE_DIRS     (64 * 1024)     /* directory markers (file_dirs) */
+#define SH_MAX_FILE_DIRS     (64 * 1024)     /* directory markers (dir_marks) */
+#define SH_MAX_DIR_NAMES     (64 * 1024)     /* names below them (dir_names) */
 #define SH_COMM_LEN          16
 
 /*
@@ -80,8 +81,39 @@ enum sh_policy_flags {
 	 */
 	SH_PF_LEARN          = 1u << 12,
 	SH_PF_LEARN_ALL      = 1u << 13, /* learning from nothing: every unix connect too */
-	SH_PF_DIRS           = 1u << 14, /* its directory markers are in file_dirs: the
-					  * directory memo may judge its writes */
+	/* Markers in the retired map file_dirs: never set now, so a build
+	 * that knows only that map memoizes none of these policies. */
+	SH_PF_DIRS_RETIRED   = 1u << 14,
+	SH_PF_MARKS          = 1u << 15, /* its directory markers are in dir_marks and
+					  * dir_names: the directory memo may judge its uses */
+};
+
+/*
+ * Directory markers (map dir_marks, keyed as the rules): every directory
+ * "P/" with a [file] rule key below it. len: the marker's length in bytes
+ * (a lookup that finds exactly its own length found a marker). id: 0, or
+ * the number, unique within the policy, under which dir_names lists the
+ * names in "P/" that lead to those rules (every other name in it is
+ * covered by the rule that covers "P/").
+ */
+struct sh_dir_mark {
+	__u32 len;
+	__u32 id;
+};
+
+/*
+ * One name in a marked directory that leads to a rule below it (map
+ * dir_names): by its length and its first and last 8 bytes (little-endian
+ * loads, zero-filled; tail 0 for names of 8 bytes or fewer). Exact up to
+ * 16 bytes; a longer name matching another's ends is judged by path too.
+ */
+struct sh_name_key {
+	__u32 id;               /* the marker's (sh_dir_mark.id) */
+	__u8 slot;              /* at byte 4, as in every trie key */
+	__u8 len;               /* the name's length, 1..255 */
+	__u16 policy;
+	__u64 head;
+	__u64 tail;
 };
 
 /*
@@ -393,6 +425,9 @@ SH_LAYOUT(struct sh_task, 24);
 SH_LAYOUT(struct sh_inode_key, 16);
 SH_LAYOUT(struct sh_learn_key, 24);
 SH_LAYOUT(struct sh_net_key, 24);
+SH_LAYOUT(struct sh_dir_mark, 8);
+SH_LAYOUT(struct sh_name_key, 24);
+SH_FIELD(struct sh_name_key, slot, 4);
 SH_LAYOUT(struct sh_net_rules, 8 + 8 * SH_NET_RULES_PER_KEY);
 _Static_assert(SH_HOOK_MAX <= SH_CNT_HOOK_SLOTS, "counter slots for every hook");
 SH_FIELD(struct sh_event, hook, 40);

@@ -57,7 +57,8 @@ static int policy_index(const struct sh_policy_set *set, const char *name)
 	return p ? (int)(p - set->pols) : -1;
 }
 
-/* Both tries key on (prefixlen, slot, ...): one clearing serves both. */
+/* The tries key on (prefixlen, slot, ...), dir_names on (id, slot, ...):
+ * one clearing serves all. */
 _Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net_key, slot) == 4,
 	       "slot at byte 4 of every trie key");
 _Static_assert(sizeof(struct sh_net_key) <= sizeof(struct sh_rule_key), "key buffer size");
@@ -66,7 +67,12 @@ _Static_assert(sizeof(struct sh_net_key) <= sizeof(struct sh_rule_key), "key buf
  * one walk, then deleted (a walk that deletes as it goes restarts). */
 static int clear_slot_rules(int fd, unsigned slot)
 {
-	typedef union { struct sh_rule_key r; struct sh_net_key n; uint8_t b[4 + 1]; } key_t;
+	typedef union {
+		struct sh_rule_key r;
+		struct sh_net_key n;
+		struct sh_name_key m;
+		uint8_t b[4 + 1];
+	} key_t;
 	key_t key, last, *all = NULL;
 	size_t n = 0, cap = 0;
 	int err = 0;
@@ -116,18 +122,34 @@ static int write_net_rules(int fd, unsigned slot, unsigned id, const struct sh_p
 	return err;
 }
 
-/* Writes the directory markers of compiled rules c into file_dirs. */
-static int write_dirs(int fd, const struct sh_compiled *c, const struct sh_policy *p,
-		      struct sh_errors *errs)
+/*
+ * Writes the directory markers of compiled rules c into dir_marks
+ * (marks_fd) and the names below them into dir_names (names_fd): 0, 1
+ * where no room was left (the policy holds without its memo), or -errno.
+ * A marker whose names did not all fit is written with id 0: every name
+ * in it is judged by path.
+ */
+static int write_dirs(int marks_fd, int names_fd, const struct sh_compiled *c,
+		      const struct sh_policy *p, struct sh_errors *errs)
 {
-	struct sh_compiled_dir *d;
-	size_t n;
-	int err = sh_compile_dirs(c, &d, &n);
+	struct sh_compiled_dirs d;
+	int err = sh_compile_dirs(c, &d);
+	__u32 one = 1;
 
-	for (size_t i = 0; !err && i < n; i++)
-		if (bpf_map_update_elem(fd, &d[i].key, &d[i].len, BPF_ANY))
+	for (size_t i = 0; !err && i < d.nnames; i++)
+		if (bpf_map_update_elem(names_fd, &d.names[i], &one, BPF_ANY))
 			err = -errno;
-	free(d);
+	if (err == -ENOSPC || err == -E2BIG) {
+		sh_log("%s: no room for the names below its directory markers (%s): the names "
+		       "in those directories are judged by path", p->file, strerror(-err));
+		for (size_t i = 0; i < d.n; i++)
+			d.marks[i].val.id = 0;
+		err = 0;
+	}
+	for (size_t i = 0; !err && i < d.n; i++)
+		if (bpf_map_update_elem(marks_fd, &d.marks[i].key, &d.marks[i].val, BPF_ANY))
+			err = -errno;
+	sh_compile_dirs_free(&d);
 	if (err == -ENOSPC || err == -E2BIG) {
 		/* The map is full: the policy holds, without its memo. */
 		sh_log("%s: no room for its directory markers (%s): its directories are "
@@ -141,9 +163,9 @@ static int write_dirs(int fd, const struct sh_compiled *c, const struct sh_polic
 }
 
 /* Writes policy p's rules, as policy `id` of `slot`, into the rules map,
- * and their directory markers into file_dirs (dirs_fd): *dirs says whether
- * all of them are there. */
-static int write_policy_rules(int fd, int dirs_fd, unsigned slot, unsigned id,
+ * and their directory markers into dir_marks and dir_names (dirs_fd[2]):
+ * *dirs says whether all markers are there. */
+static int write_policy_rules(int fd, const int dirs_fd[2], unsigned slot, unsigned id,
 			      const struct sh_policy *p, bool *dirs, struct sh_errors *errs)
 {
 	struct sh_compiled c;
@@ -174,7 +196,7 @@ static int write_policy_rules(int fd, int dirs_fd, unsigned slot, unsigned id,
 	}
 	*dirs = false;
 	if (!err) {
-		err = write_dirs(dirs_fd, &c, p, errs);
+		err = write_dirs(dirs_fd[0], dirs_fd[1], &c, p, errs);
 		*dirs = err == 0;
 		if (err > 0)
 			err = 0;
@@ -271,7 +293,8 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
 	int pol_fd = bpf_map__fd(e->skel->maps.policies);
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
-	int dirs_fd = bpf_map__fd(e->skel->maps.file_dirs);
+	int dirs_fd[2] = { bpf_map__fd(e->skel->maps.dir_marks),
+			   bpf_map__fd(e->skel->maps.dir_names) };
 	bool dirs[SH_MAX_POLICIES] = { false };
 	int err;
 
@@ -287,9 +310,9 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		uint32_t idx = ns * SH_MAX_POLICIES + i;
 
 		if (i < set->n) {
-			/* SH_PF_DIRS: its markers are written (above), so the
+			/* SH_PF_MARKS: its markers are written (above), so the
 			 * programs may memoize its directories. */
-			conf.flags = sh_compile_flags(&set->pols[i]) | (dirs[i] ? SH_PF_DIRS : 0);
+			conf.flags = sh_compile_flags(&set->pols[i]) | (dirs[i] ? SH_PF_MARKS : 0);
 			conf.caps = set->pols[i].caps_allow;
 		}
 		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
@@ -404,7 +427,8 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 {
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
-	int dirs_fd = bpf_map__fd(e->skel->maps.file_dirs);
+	int marks_fd = bpf_map__fd(e->skel->maps.dir_marks);
+	int names_fd = bpf_map__fd(e->skel->maps.dir_names);
 	unsigned ns = !e->slot;
 	struct sh_tag_entry *nt = NULL;
 	size_t nnt = 0, ntag_new = 0;
@@ -423,7 +447,9 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	if (!err)
 		err = clear_slot_rules(net_fd, ns);
 	if (!err)
-		err = clear_slot_rules(dirs_fd, ns);
+		err = clear_slot_rules(marks_fd, ns);
+	if (!err)
+		err = clear_slot_rules(names_fd, ns);
 	if (err) {
 		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
 		goto out;
@@ -435,7 +461,8 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		/* The active slot was never touched: the old policy stays in force. */
 		clear_slot_rules(rules_fd, ns);
 		clear_slot_rules(net_fd, ns);
-		clear_slot_rules(dirs_fd, ns);
+		clear_slot_rules(marks_fd, ns);
+		clear_slot_rules(names_fd, ns);
 		goto out;
 	}
 	switch_slot(e, ns, set, nt, nnt, ntag_new);

@@ -127,18 +127,34 @@ static int dir_cmp(const void *a, const void *b)
 {
 	const struct sh_compiled_dir *x = a, *y = b;
 
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
+	if (x->val.len != y->val.len)
+		return x->val.len < y->val.len ? -1 : 1;
 	return memcmp(&x->key, &y->key, sizeof(x->key));
 }
 
-int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dir **out, size_t *n)
+static int name_cmp(const void *a, const void *b)
 {
-	struct sh_compiled_dir *d = NULL;
-	size_t cap = 0, k = 0;
+	return memcmp(a, b, sizeof(struct sh_name_key));
+}
 
-	*out = NULL;
-	*n = 0;
+/* The marker of the first j bytes of rule key r. */
+static void mark_of(struct sh_compiled_dir *d, const struct sh_rule_key *r, size_t j)
+{
+	memset(d, 0, sizeof(*d));
+	d->key.prefixlen = 32 + j * 8;
+	d->key.slot = r->slot;
+	d->key.kind = r->kind;
+	d->key.policy = r->policy;
+	memcpy(d->key.path, r->path, j);
+	d->val.len = j;
+}
+
+/* Calls fn(r, j, arg) for every marker position j of every [file] key of
+ * c (r->path[j - 1] is a '/', j shorter than the key); stops at an error. */
+static int each_mark(const struct sh_compiled *c,
+		     int (*fn)(const struct sh_rule_key *r, size_t j, size_t len, void *arg),
+		     void *arg)
+{
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sh_rule_key *r = &c->rules[i].key;
 		size_t len = (r->prefixlen - 32) / 8;
@@ -146,44 +162,149 @@ int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dir **out, s
 		if (r->kind != SH_KEY_FILE)
 			continue;
 		for (size_t j = 1; j < len; j++) {
+			int err;
+
 			if (r->path[j - 1] != '/')
 				continue;
-			if (k == cap) {
-				size_t ncap = cap ? 2 * cap : 16;
-				struct sh_compiled_dir *nd = realloc(d, ncap * sizeof(*d));
-
-				if (!nd) {
-					free(d);
-					return -ENOMEM;
-				}
-				d = nd;
-				cap = ncap;
-			}
-			memset(&d[k], 0, sizeof(d[k]));
-			d[k].key.prefixlen = 32 + j * 8;
-			d[k].key.slot = r->slot;
-			d[k].key.kind = r->kind;
-			d[k].key.policy = r->policy;
-			memcpy(d[k].key.path, r->path, j);
-			d[k].len = j;
-			k++;
+			err = fn(r, j, len, arg);
+			if (err)
+				return err;
 		}
 	}
-	if (k) {
-		size_t u = 1;
-
-		qsort(d, k, sizeof(*d), dir_cmp);
-		for (size_t i = 1; i < k; i++)
-			if (dir_cmp(&d[i], &d[u - 1]))
-				d[u++] = d[i];
-		k = u;
-	} else {
-		free(d);
-		d = NULL;
-	}
-	*out = d;
-	*n = k;
 	return 0;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap = *cap ? 2 * *cap : 16;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, ncap * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+struct dirs_build {
+	struct sh_compiled_dirs *d;
+	size_t cap, ncap;
+};
+
+static int add_mark(const struct sh_rule_key *r, size_t j, size_t len, void *arg)
+{
+	struct dirs_build *b = arg;
+	int err = grow((void **)&b->d->marks, &b->cap, b->d->n, sizeof(*b->d->marks));
+
+	(void)len;
+	if (err)
+		return err;
+	mark_of(&b->d->marks[b->d->n++], r, j);
+	return 0;
+}
+
+/* The name in marker (r, j) that leads to r: listed, or the marker's id
+ * cleared where it cannot be. */
+static int add_name(const struct sh_rule_key *r, size_t j, size_t len, void *arg)
+{
+	struct dirs_build *b = arg;
+	struct sh_compiled_dir want, *m;
+	size_t e = j;
+	int err;
+
+	mark_of(&want, r, j);
+	m = bsearch(&want, b->d->marks, b->d->n, sizeof(want), dir_cmp);
+	if (!m)
+		return -EINVAL;
+	if (!m->val.id)
+		return 0;
+	while (e < len && r->path[e] != '/' && r->path[e] != '\0')
+		e++;
+	if (e == len || e == j || e - j > 255) {
+		m->val.id = 0;  /* a name by its start only, or none: by path */
+		return 0;
+	}
+	err = grow((void **)&b->d->names, &b->ncap, b->d->nnames, sizeof(*b->d->names));
+	if (err)
+		return err;
+	sh_name_key_of(&b->d->names[b->d->nnames++], r->slot, r->policy, m->val.id,
+		       &r->path[j], e - j);
+	return 0;
+}
+
+void sh_name_key_of(struct sh_name_key *k, unsigned slot, unsigned policy, uint32_t id,
+		    const uint8_t *name, size_t len)
+{
+	memset(k, 0, sizeof(*k));
+	k->id = id;
+	k->slot = slot;
+	k->len = len;
+	k->policy = policy;
+	for (size_t i = 0; i < len && i < 8; i++)
+		k->head |= (uint64_t)name[i] << (8 * i);
+	for (size_t i = 0; len > 8 && i < 8; i++)
+		k->tail |= (uint64_t)name[len - 8 + i] << (8 * i);
+}
+
+int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
+{
+	struct dirs_build b = { .d = out };
+	size_t u = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = each_mark(c, add_mark, &b);
+	if (!err && out->n) {
+		qsort(out->marks, out->n, sizeof(*out->marks), dir_cmp);
+		for (size_t i = 0; i < out->n; i++)
+			if (!u || dir_cmp(&out->marks[i], &out->marks[u - 1]))
+				out->marks[u++] = out->marks[i];
+		out->n = u;
+		for (size_t i = 0; i < u; i++)
+			out->marks[i].val.id = i + 1;
+		err = each_mark(c, add_name, &b);
+	}
+	if (err) {
+		sh_compile_dirs_free(out);
+		return err;
+	}
+	/* Names of markers that lost their id go; the rest once each. */
+	u = 0;
+	for (size_t i = 0; i < out->nnames; i++) {
+		struct sh_compiled_dir *m = &out->marks[out->names[i].id - 1];
+
+		if (m->val.id)
+			out->names[u++] = out->names[i];
+	}
+	out->nnames = u;
+	if (u) {
+		qsort(out->names, u, sizeof(*out->names), name_cmp);
+		out->nnames = 1;
+		for (size_t i = 1; i < u; i++)
+			if (name_cmp(&out->names[i], &out->names[out->nnames - 1]))
+				out->names[out->nnames++] = out->names[i];
+	}
+	if (!out->n) {
+		free(out->marks);
+		out->marks = NULL;
+	}
+	if (!out->nnames) {
+		free(out->names);
+		out->names = NULL;
+	}
+	return 0;
+}
+
+void sh_compile_dirs_free(struct sh_compiled_dirs *d)
+{
+	if (!d)
+		return;
+	free(d->marks);
+	free(d->names);
+	memset(d, 0, sizeof(*d));
 }
 
 void sh_compile_free(struct sh_compiled *c)

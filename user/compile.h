@@ -37,20 +37,36 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 		     struct sh_compiled *out, struct sh_errors *errs);
 void sh_compile_free(struct sh_compiled *c);   /* NULL-safe, zeroes */
 
-/* One file_dirs-map entry: a directory "P/" with a [file] rule key below
- * it, and its length in bytes (the value the programs compare). */
+/* One dir_marks-map entry: a directory "P/" with a [file] rule key below
+ * it, its length in bytes and the id its names are listed under. */
 struct sh_compiled_dir {
 	struct sh_rule_key key;
-	uint32_t len;
+	struct sh_dir_mark val;
+};
+
+/* The directory markers of a policy and the names below them. */
+struct sh_compiled_dirs {
+	struct sh_compiled_dir *marks;  /* sorted by length, then key */
+	size_t n;
+	struct sh_name_key *names;      /* dir_names-map keys, once each */
+	size_t nnames;
 };
 
 /*
  * The directory markers of compiled rules c: every '/'-terminated proper
- * prefix of each [file] (SH_KEY_FILE) key, once, keyed as that rule. The
- * programs memoize a directory's rule only where it has no marker
- * (bpf/lib/memo.h). 0 or -ENOMEM; *out is malloc'd (NULL when *n is 0).
+ * prefix "P/" of each [file] (SH_KEY_FILE) key, once, keyed as that rule,
+ * with an id from 1 (in marker order), and for each the names in "P/"
+ * that lead to a rule key (the key's next component). A marker gets id 0
+ * and no names where a key's component cannot be listed (not ended by
+ * '/' or its NUL, or longer than 255 bytes): the programs then judge every
+ * name in it by path (bpf/lib/memo.h). 0 or -ENOMEM; out is empty then.
  */
-int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dir **out, size_t *n);
+int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out);
+void sh_compile_dirs_free(struct sh_compiled_dirs *d); /* NULL-safe, zeroes */
+
+/* The dir_names key of the name of len bytes (1..255) at name. */
+void sh_name_key_of(struct sh_name_key *k, unsigned slot, unsigned policy, uint32_t id,
+		    const uint8_t *name, size_t len);
 
 /* One net_rules-map entry: an address prefix and the rules covering it. */
 struct sh_compiled_net {

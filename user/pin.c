@@ -128,13 +128,13 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	/* learned: what learning trees reported; empty, they report again.
 	 * cg_outside: cgroups found outside; empty, found again.
 	 * top_root: the last root found to be its namespace's top; the same.
-	 * file_dirs: empty, no adopted policy table entry keeps SH_PF_DIRS
-	 * (drop_dirs_flag) until the apply writes both. dir_memo: memos;
+	 * dir_marks, dir_names: empty, no adopted policy table entry keeps
+	 * SH_PF_MARKS (drop_dirs_flag) until the apply writes them. memos:
 	 * empty, they are made again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
-	       !strcmp(name, "top_root") ||
-	       !strcmp(name, "file_dirs") || !strcmp(name, "dir_memo");
+	       !strcmp(name, "top_root") || !strcmp(name, "dir_marks") ||
+	       !strcmp(name, "dir_names") || !strcmp(name, "memos");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)
@@ -181,9 +181,10 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
 
 /*
  * Directory markers that start empty under an adopted policy table (a
- * generation whose build had no file_dirs, itself adopted from one that
- * had): no policy may claim them (SH_PF_DIRS) until the apply writes them
- * again, or its programs would memoize directories above its rules.
+ * generation whose build had no dir_marks or dir_names, itself adopted
+ * from one that had): no policy may claim them (SH_PF_MARKS) until the
+ * apply writes them again, or its programs would memoize directories
+ * above its rules. The retired flag of the retired map file_dirs goes too.
  */
 static int drop_dirs_flag(int pol_fd)
 {
@@ -192,9 +193,9 @@ static int drop_dirs_flag(int pol_fd)
 
 		if (bpf_map_lookup_elem(pol_fd, &idx, &c))
 			return -errno;
-		if (!(c.flags & SH_PF_DIRS))
+		if (!(c.flags & (SH_PF_MARKS | SH_PF_DIRS_RETIRED)))
 			continue;
-		c.flags &= ~SH_PF_DIRS;
+		c.flags &= ~(SH_PF_MARKS | SH_PF_DIRS_RETIRED);
 		if (bpf_map_update_elem(pol_fd, &idx, &c, BPF_ANY))
 			return -errno;
 	}
@@ -238,8 +239,9 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 				err = bpf_map__reuse_fd(m, fds[i]);
 			if (!strcmp(bpf_map__name(m), "policies"))
 				pol_fd = fds[i];
-			if (!strcmp(bpf_map__name(m), "file_dirs"))
-				dirs_fresh = fds[i] < 0;
+			if (!strcmp(bpf_map__name(m), "dir_marks") ||
+			    !strcmp(bpf_map__name(m), "dir_names"))
+				dirs_fresh |= fds[i] < 0;
 			i++;
 			if (err)
 				break;

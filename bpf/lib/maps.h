@@ -55,16 +55,25 @@ struct {
 /*
  * Directory markers: for each policy, every directory "P/" with a [file]
  * rule key below it (longer than "P/" and starting with it), keyed as the
- * rules are, the value the marker's length in bytes. A lookup that finds
- * a marker of exactly its own length: rules below (lib/memo.h).
+ * rules are (struct sh_dir_mark). A lookup that finds a marker of exactly
+ * its own length: rules below (lib/memo.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SH_MAX_FILE_DIRS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sh_rule_key);
+	__type(value, struct sh_dir_mark);
+} dir_marks SEC(".maps");
+
+/* The names in a marked directory that lead to the rules below it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_DIR_NAMES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_name_key);
 	__type(value, __u32);
-} file_dirs SEC(".maps");
+} dir_names SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

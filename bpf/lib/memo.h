@@ -5,10 +5,12 @@
  * directory it has used before is judged without resolving the path again.
  *
  * A memo holds the action of the longest rule key that is a prefix of the
- * directory's path "P/". That is the verdict of every name in it only
- * where no rule key of the policy extends below "P/": user space puts a
- * marker for every directory above a [file] rule into file_dirs, and a
- * directory with a marker is never memoized.
+ * directory's path "P/". That is the verdict of every name in it whose
+ * path no rule key of the policy extends: user space puts a marker for
+ * every directory above a [file] rule into dir_marks, and the names in it
+ * that lead to those rules into dir_names. A memo of a marked directory
+ * carries its marker's id and serves only names not listed under it; a
+ * marker without an id (its names could not be listed) is never memoized.
  *
  * A memo only ever allows, and only while everything it was computed from
  * is unchanged: the same policy in the same slot and tag generation (every
@@ -46,6 +48,11 @@ extern const void mount_lock __ksym __weak;
  */
 struct dir_memo {
 	__u64 word;
+	/* The marker id of a marked directory's memo, 0 otherwise. Stored
+	 * apart from the word, so hashed into it: a word read with another
+	 * memo's id matches nothing. */
+	__u32 marks;
+	__u32 pad;
 };
 
 struct {
@@ -53,7 +60,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct dir_memo);
-} dir_memo SEC(".maps");
+} memos SEC(".maps");
 
 /*
  * A memo lasts at most one epoch of 2^33 ns (8.6 s) of the monotonic clock:
@@ -93,7 +100,7 @@ _Static_assert(__builtin_offsetof(struct memo_state, root_dentry) -
 	       __builtin_offsetof(struct memo_state, dir) == 5 * sizeof(__u64),
 	       "memo_dir copies the six pointers as one");
 
-static __always_inline __u64 memo_hash(const struct memo_state *st)
+static __always_inline __u64 memo_hash(const struct memo_state *st, __u32 marks)
 {
 	__u64 h = memo_key;
 
@@ -105,7 +112,7 @@ static __always_inline __u64 memo_hash(const struct memo_state *st)
 	h = memo_mix(h, st->ns);
 	h = memo_mix(h, st->epoch);
 	h = memo_mix(h, (__u64)st->rseq << 32 | st->mseq);
-	h = memo_mix(h, st->who);
+	h = memo_mix(h, (__u64)marks << 32 | st->who);
 	return (h ^ (h >> 32)) << 8;
 }
 
@@ -237,7 +244,7 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
 {
 	struct dentry *dir = dentry->d_parent;
 
-	if (!(m->flags & SH_PF_DIRS) || !dir || dir == dentry || mnt_root == (void *)dentry)
+	if (!(m->flags & SH_PF_MARKS) || !dir || dir == dentry || mnt_root == (void *)dentry)
 		return false;
 	return memo_state(m, dir, mnt, st);
 }
@@ -255,6 +262,41 @@ static __always_inline bool memo_dir(const struct member *m, struct dentry *dent
  * Every name in the directory is then one walk step deeper, so within the
  * walk's reach as that name was. */
 #define MEMO_WALKED 0x80
+
+/* In a memo's action byte: the directory is marked; names listed under
+ * its id (dir_memo.marks) are judged by path. */
+#define MEMO_MARKED 0x40
+#define MEMO_ACT 0x3f
+
+/*
+ * Is dentry's name listed under marker id in m's policy (it leads to a
+ * rule below its directory), or can it not be told? st is done with: its
+ * first bytes become the key.
+ */
+static __always_inline bool memo_name_listed(const struct member *m, struct dentry *dentry,
+					     __u32 id, struct memo_state *st)
+{
+	struct sh_name_key *k = (void *)st;
+	__u64 name = (__u64)dentry->d_name.name, head = 0, tail = 0;
+	__u32 len = dentry->d_name.len;
+
+	_Static_assert(sizeof(*k) <= sizeof(*st), "the key fits in the state");
+	if (!len || len > 255 || bpf_probe_read_kernel(&head, sizeof(head), (void *)name))
+		return true;
+	/* Inline names lie in a buffer of more than 8 bytes; longer ones
+	 * are read within. */
+	if (len < 8)
+		head &= (1ull << (len * 8)) - 1;
+	else if (len > 8 && bpf_probe_read_kernel(&tail, sizeof(tail), (void *)(name + len - 8)))
+		return true;
+	k->id = id;
+	k->slot = m->slot;
+	k->len = len;
+	k->policy = m->policy;
+	k->head = head;
+	k->tail = tail;
+	return bpf_map_lookup_elem(&dir_names, k) != NULL;
+}
 
 static __always_inline __u64 memo_never(const struct member *m)
 {
@@ -284,11 +326,12 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	struct dentry *dir;
 	struct dir_memo *d;
 	__u64 word = 0;
+	__u32 marks = 0;
 	__u8 act;
 
 	st->ok = 0;
 	st->walk = walk;
-	if (!(m->flags & SH_PF_DIRS) || !memo_key)
+	if (!(m->flags & SH_PF_MARKS) || !memo_key)
 		return false;
 	/* The parent, as a BTF pointer for its inode. memo_dir reads it
 	 * again as a number: were it another by then (a rename in between),
@@ -297,9 +340,10 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	dir = dentry->d_parent;
 	if (!dir)
 		return false;
-	d = bpf_inode_storage_get(&dir_memo, dir->d_inode, 0, 0);
+	d = bpf_inode_storage_get(&memos, dir->d_inode, 0, 0);
 	if (d) {
 		word = d->word;
+		marks = d->marks;
 		if ((word & 0xff) == MEMO_NEVER && word == memo_never(m))
 			return false;
 	}
@@ -319,14 +363,17 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
 	if (hashed && !dentry->d_hash.pprev)
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st) || (walk && !(word & MEMO_WALKED))) {
+	if (!word || (word & ~0xffull) != memo_hash(st, marks) || (walk && !(word & MEMO_WALKED))) {
 		st->ok = 1;
 		return false;
 	}
-	/* A memo of this very state: it decides. */
-	act = word & ~MEMO_WALKED & 0xff;
+	/* A memo of this very state: it decides, for a name no rule lies
+	 * below. */
+	act = word & MEMO_ACT;
 	if (act == SH_ACT_DENY ||
 	    (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST)))
+		return false;
+	if ((word & MEMO_MARKED) && memo_name_listed(m, dentry, marks, st))
 		return false;
 	count(SH_CNT_MEMO_HIT);
 	return true;
@@ -347,10 +394,11 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 				       struct dentry *dentry, long len,
 				       const struct memo_state *st)
 {
+	struct sh_dir_mark *mark;
 	struct sh_rule_key *k;
 	struct dir_memo *d;
 	struct dentry *dir;
-	__u32 nlen, dlen, *v, act;
+	__u32 nlen, dlen, *v, act = 0, marks = 0;
 
 	if (!st->ok || len <= 2 || len > SH_EVENT_PATH_MAX)
 		return;
@@ -361,12 +409,17 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	if (dlen >= SH_PATH_KEY_MAX || s->ev.path[(dlen - 1) & SH_PATH_MASK] != '/')
 		return;
 	k = rule_key(s, m, SH_KEY_FILE, dlen);
-	v = bpf_map_lookup_elem(&file_dirs, k);
-	if (v && *v == dlen) {
-		act = MEMO_NEVER; /* a rule below "P/": the names in it differ */
-	} else {
+	mark = bpf_map_lookup_elem(&dir_marks, k);
+	if (mark && mark->len == dlen) {
+		/* A rule below "P/": the names in it differ. */
+		marks = mark->id;
+		if (!marks)
+			act = MEMO_NEVER;
+	}
+	if (act != MEMO_NEVER) {
 		v = bpf_map_lookup_elem(&rules, k);
-		act = (v ? *v & 0x7f : 0) | (st->walk ? MEMO_WALKED : 0);
+		act = (v ? *v & MEMO_ACT : 0) | (st->walk ? MEMO_WALKED : 0) |
+		      (marks ? MEMO_MARKED : 0);
 	}
 	if (!memo_unchanged(s, m, st))
 		return;
@@ -374,10 +427,11 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	dir = dentry->d_parent;
 	if (!dir)
 		return;
-	d = bpf_inode_storage_get(&dir_memo, dir->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	d = bpf_inode_storage_get(&memos, dir->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
 		return;
-	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st) | act;
+	d->marks = marks;
+	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st, marks) | act;
 	count(SH_CNT_MEMO_STORE);
 }
 
@@ -405,7 +459,7 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 	st->ok = 0;
 	if (!memo_key)
 		return false;
-	d = bpf_inode_storage_get(&dir_memo, dentry->d_inode, 0, 0);
+	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, 0);
 	word = d ? d->word : 0;
 	if (!memo_state(m, dentry, mnt, st) || !read_seqs(st))
 		return false;
@@ -414,11 +468,11 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
 	if (!dentry->d_hash.pprev)
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st)) {
+	if (!word || (word & ~0xffull) != memo_hash(st, 0)) {
 		st->ok = 1;
 		return false;
 	}
-	act = word & 0xff;
+	act = word & MEMO_ACT;
 	if (act == SH_ACT_DENY ||
 	    (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST)))
 		return false;
@@ -435,10 +489,11 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 
 	if (!memo_unchanged(s, m, st))
 		return;
-	d = bpf_inode_storage_get(&dir_memo, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
 		return;
-	d->word = memo_hash(st) | (act & 0x7f);
+	d->marks = 0;
+	d->word = memo_hash(st, 0) | (act & MEMO_ACT);
 	count(SH_CNT_MEMO_STORE);
 }
 

@@ -451,34 +451,49 @@ static void test_net_order(void **state)
 	free(v);
 }
 
-/* Marker i: the directory of len bytes of path, for policy id of slot. */
-static void assert_marker(const struct sh_compiled_dir *d, size_t n, size_t i, unsigned slot,
-			  unsigned id, const char *path)
+/* Marker i: the directory of len bytes of path, for policy id of slot,
+ * listing its names under mark_id. */
+static void assert_marker(const struct sh_compiled_dirs *d, size_t i, unsigned slot,
+			  unsigned id, const char *path, unsigned mark_id)
 {
 	uint8_t want[SH_PATH_KEY_MAX] = { 0 };
 	size_t len = strlen(path);
 
-	assert_true(i < n);
+	assert_true(i < d->n);
 	memcpy(want, path, len);
-	assert_int_equal(d[i].key.prefixlen, 32 + len * 8);
-	assert_int_equal(d[i].key.slot, slot);
-	assert_int_equal(d[i].key.kind, SH_KEY_FILE);
-	assert_int_equal(d[i].key.policy, id);
-	assert_memory_equal(d[i].key.path, want, sizeof(want));
-	assert_int_equal(d[i].len, len);
+	assert_int_equal(d->marks[i].key.prefixlen, 32 + len * 8);
+	assert_int_equal(d->marks[i].key.slot, slot);
+	assert_int_equal(d->marks[i].key.kind, SH_KEY_FILE);
+	assert_int_equal(d->marks[i].key.policy, id);
+	assert_memory_equal(d->marks[i].key.path, want, sizeof(want));
+	assert_int_equal(d->marks[i].val.len, len);
+	assert_int_equal(d->marks[i].val.id, mark_id);
+}
+
+/* Is name listed under marker mark_id of policy id in slot? */
+static bool listed(const struct sh_compiled_dirs *d, unsigned slot, unsigned id,
+		   unsigned mark_id, const char *name)
+{
+	struct sh_name_key k;
+
+	sh_name_key_of(&k, slot, id, mark_id, (const uint8_t *)name, strlen(name));
+	for (size_t i = 0; i < d->nnames; i++)
+		if (!memcmp(&d->names[i], &k, sizeof(k)))
+			return true;
+	return false;
 }
 
 /*
- * Every directory with a [file] rule key below it gets one marker (the
- * memo never stands for its names); a rule's own directory key, and other
- * kinds' keys, make none.
+ * Every directory with a [file] rule key below it gets one marker, and
+ * the names in it that lead there are listed under the marker's id (the
+ * memo stands for every other name in it); a rule's own directory key,
+ * and other kinds' keys, make none.
  */
 static void test_dir_markers(void **state)
 {
-	struct sh_compiled_dir *d;
+	struct sh_compiled_dirs d;
 	struct sh_compiled c;
 	struct fixture f;
-	size_t n;
 
 	(void)state;
 	init(&f);
@@ -486,14 +501,23 @@ static void test_dir_markers(void **state)
 	add(&f, SH_FILE_DENY, "/srv/work/secret");   /* key /srv/work/secret */
 	add(&f, SH_EXEC_ALLOW, "/usr/bin/bash");     /* another kind: no marker */
 	compile_ok(&f, 1, 5, &c);
-	assert_int_equal(sh_compile_dirs(&c, &d, &n), 0);
+	assert_int_equal(sh_compile_dirs(&c, &d), 0);
 	/* Sorted by length, once each: / and /srv/ (above all three file
 	 * keys) and /srv/work/ (above the denied file, not above itself). */
-	assert_int_equal(n, 3);
-	assert_marker(d, n, 0, 1, 5, "/");
-	assert_marker(d, n, 1, 1, 5, "/srv/");
-	assert_marker(d, n, 2, 1, 5, "/srv/work/");
-	free(d);
+	assert_int_equal(d.n, 3);
+	assert_marker(&d, 0, 1, 5, "/", 1);
+	assert_marker(&d, 1, 1, 5, "/srv/", 2);
+	assert_marker(&d, 2, 1, 5, "/srv/work/", 3);
+	/* One name each: srv in /, work in /srv/ (from two keys), secret in
+	 * /srv/work/. Not bash (an exec key), not a name of another marker. */
+	assert_int_equal(d.nnames, 3);
+	assert_true(listed(&d, 1, 5, 1, "srv"));
+	assert_true(listed(&d, 1, 5, 2, "work"));
+	assert_true(listed(&d, 1, 5, 3, "secret"));
+	assert_false(listed(&d, 1, 5, 3, "secre"));
+	assert_false(listed(&d, 1, 5, 1, "work"));
+	assert_false(listed(&d, 0, 5, 3, "secret"));
+	sh_compile_dirs_free(&d);
 	sh_compile_free(&c);
 
 	/* A lone rule on "/" and exec rules only: no marker at all. */
@@ -501,10 +525,74 @@ static void test_dir_markers(void **state)
 	add(&f, SH_FILE_DENY, "/");
 	add(&f, SH_EXEC_ALLOW, "/usr/bin/");
 	compile_ok(&f, 0, 0, &c);
-	assert_int_equal(sh_compile_dirs(&c, &d, &n), 0);
-	assert_int_equal(n, 0);
-	assert_null(d);
+	assert_int_equal(sh_compile_dirs(&c, &d), 0);
+	assert_int_equal(d.n, 0);
+	assert_null(d.marks);
+	assert_int_equal(d.nnames, 0);
+	assert_null(d.names);
+	sh_compile_dirs_free(&d);
 	sh_compile_free(&c);
+}
+
+/*
+ * A name is keyed by its length and its first and last 8 bytes: exact up
+ * to 16 bytes, and two longer names with the same ends share a key (the
+ * programs then judge both by path).
+ */
+static void test_name_keys(void **state)
+{
+	struct sh_name_key a, b;
+
+	(void)state;
+	sh_name_key_of(&a, 1, 2, 3, (const uint8_t *)"ab", 2);
+	assert_int_equal(a.id, 3);
+	assert_int_equal(a.slot, 1);
+	assert_int_equal(a.policy, 2);
+	assert_int_equal(a.len, 2);
+	assert_true(a.head == 0x6261);
+	assert_true(a.tail == 0);
+	sh_name_key_of(&a, 0, 0, 1, (const uint8_t *)"0123456789", 10);
+	assert_true(a.head == 0x3736353433323130ull);
+	assert_true(a.tail == 0x3938373635343332ull);
+	sh_name_key_of(&a, 0, 0, 1, (const uint8_t *)"aaaaaaaa-x-bbbbbbbb", 19);
+	sh_name_key_of(&b, 0, 0, 1, (const uint8_t *)"aaaaaaaa-y-bbbbbbbb", 19);
+	assert_memory_equal(&a, &b, sizeof(a));
+	sh_name_key_of(&b, 0, 0, 1, (const uint8_t *)"aaaaaaaa-bbbbbbbb", 17);
+	assert_memory_not_equal(&a, &b, sizeof(a));
+}
+
+/* The compiled key of len bytes of path (no NUL added). */
+static void raw_key(struct sh_compiled_rule *r, const char *path, size_t len)
+{
+	memset(r, 0, sizeof(*r));
+	r->key.kind = SH_KEY_FILE;
+	r->key.prefixlen = 32 + len * 8;
+	memcpy(r->key.path, path, len);
+	r->act = SH_ACT_DENY;
+}
+
+/* A key that ends within a name (no '/' nor NUL after it) covers every
+ * name that starts so: its marker gets no id, and no name of it is
+ * listed. The other markers keep theirs. */
+static void test_unlisted_marker(void **state)
+{
+	struct sh_compiled_rule r[2];
+	struct sh_compiled c = { .rules = r, .n = 2 };
+	struct sh_compiled_dirs d;
+
+	(void)state;
+	raw_key(&r[0], "/a/pre", 6);
+	raw_key(&r[1], "/a/b/c", 7);    /* with its NUL */
+	assert_int_equal(sh_compile_dirs(&c, &d), 0);
+	assert_int_equal(d.n, 3);
+	assert_marker(&d, 0, 0, 0, "/", 1);
+	assert_marker(&d, 1, 0, 0, "/a/", 0);
+	assert_marker(&d, 2, 0, 0, "/a/b/", 3);
+	assert_int_equal(d.nnames, 2);
+	assert_true(listed(&d, 0, 0, 1, "a"));
+	assert_true(listed(&d, 0, 0, 3, "c"));
+	assert_false(listed(&d, 0, 0, 2, "b"));
+	sh_compile_dirs_free(&d);
 }
 
 int main(void)
@@ -521,6 +609,8 @@ int main(void)
 		cmocka_unit_test(test_net_order),
 		cmocka_unit_test(test_learn_flags),
 		cmocka_unit_test(test_dir_markers),
+		cmocka_unit_test(test_name_keys),
+		cmocka_unit_test(test_unlisted_marker),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,11 @@ policy() { # NAME WRITE-DIR [EXTRA...]
 		printf '%s\n' "$@"
 	} >"$SH_TMP/policies/$name.policy"
 }
-policy tmemo "$W/" "deny = $W/d/secret"
+# A name of more than 16 bytes is listed by its length and ends: LONG and
+# TWIN share them.
+LONG=aaaaaaaa-first-zzzzzzzz
+TWIN=aaaaaaaa-other-zzzzzzzz
+policy tmemo "$W/" "deny = $W/d/secret" "deny = $W/d/$LONG"
 policy tmemob "$W/b/"
 policy tmemoc "$W/"
 # Mounts move only under a private parent: one of the test's own.
@@ -91,15 +95,35 @@ check "memo: used (memo_hits grew by at least 12, got $((h1 - h0)))" \
 check_match "memo: its counters in the Prometheus text" "$($CTL status --prometheus)" \
 	"sharness_memo_hits_total [1-9][0-9]*"
 
-# ---- a rule below the directory: never memoized --------------------------
+# ---- a rule below the directory: only the names leading there by path ----
+# $W/d is marked (rules lie below it); the names secret and $LONG lead to
+# them. Every other name in it is judged by the memo.
 n0=$(audit_count ".target==\"$W/d/secret\"")
+h0=$(counter memo_hits)
 tree_start below tmemo "$W/d" secret
+h1=$(counter memo_hits)
 tree_finish below
 check_match "rule below: a file beside it allowed, the denied one refused" "$OUT" \
 	"^before=OK after=ERR: .*Operation not permitted"
+check "rule below: the names beside it by memo (memo_hits grew by at least 12, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 12 ] && echo yes)" yes
 check "rule below: the denied file kept its data" "$(cat "$W/d/secret")" secret
 n=$(audit_wait ".target==\"$W/d/secret\" and .reason==\"deny rule\"" $((n0 + 1)))
 check "rule below: its refusal is logged (deny rule)" "$n" $((n0 + 1))
+
+# A name with the listed name's length and ends is judged by path, and
+# allowed; the listed one refused, memo or not.
+tree_start twin tmemo "$W/d" "$TWIN"
+tree_finish twin
+check "rule below: a name with a listed name's ends allowed" "$OUT" "before=OK after=OK"
+n0=$(audit_count ".target==\"$W/d/$LONG\"")
+tree_start long tmemo "$W/d" "$LONG"
+tree_finish long
+check_match "rule below: the long listed name refused" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+check "rule below: it was not made" "$(test -e "$W/d/$LONG" && echo made || echo absent)" absent
+n=$(audit_wait ".target==\"$W/d/$LONG\" and .reason==\"deny rule\"" $((n0 + 1)))
+check "rule below: the long name's refusal is logged (deny rule)" "$n" $((n0 + 1))
 
 # ---- a memo made by an open serves no hook that walks -------------------
 # file_open names with bpf_d_path, which goes as deep as a path goes; the
