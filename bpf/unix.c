@@ -9,6 +9,7 @@
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
+#include "lib/memo.h"
 
 /* ---- unix sockets: judged on the peer socket the kernel found ---------- */
 
@@ -16,8 +17,10 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 {
 	struct refusal w = { .hook = SH_HOOK_CONNECT, .op = op };
 	struct unix_sock *u = (void *)peer;
+	struct memo_state memo = {};
 	struct unix_address *addr;
 	struct dentry *dentry;
+	struct vfsmount *mnt;
 	struct scratch *s;
 	__u32 act;
 	long len;
@@ -26,6 +29,9 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 	count(SH_CNT_HOOK(SH_HOOK_CONNECT, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
+	/* The kernel names a peer; none is nothing to judge: refused. */
+	if (!peer)
+		return report(m, 0, &w, SH_WHY_UNRESOLVED, -ENOENT);
 	dentry = BPF_CORE_READ(u, path.dentry);
 	/* sharnessd's control socket: whatever the policy and the uid, no
 	 * tree asks the daemon to untag it. */
@@ -38,13 +44,17 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 	}
 	if (!(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
 		return 0;
+	if (dentry && !(m->flags & SH_PF_CONNECT_RULES))
+		return 0;
+	mnt = BPF_CORE_READ(u, path.mnt);
+	/* The peer's own memo, where one holds. */
+	if (unix_memo_allows(m, peer, dentry, mnt, &memo))
+		return 0;
 	s = get_scratch();
 	if (!s)
 		return -EPERM;
 	if (dentry) {
-		if (!(m->flags & SH_PF_CONNECT_RULES))
-			return 0;
-		len = peer_path(s, dentry, BPF_CORE_READ(u, path.mnt));
+		len = peer_path(s, dentry, mnt);
 		if (len <= 0)
 			return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
 		act = lookup_rule(s, m, SH_KEY_CONNECT, len);
@@ -53,6 +63,7 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 		/* Learning from nothing: every socket the tree reaches. */
 		if ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW)
 			return report(m, s, &w, SH_WHY_DEFAULT, len);
+		unix_memo_store(s, m, peer, act, &memo);
 		return 0;
 	}
 	/* No file: an abstract name (sun_path starts with NUL), or unnamed. */
@@ -88,5 +99,5 @@ int BPF_PROG(sh_unix_may_send, struct socket *sock, struct socket *other, int re
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_unix_peer(&m, BPF_CORE_READ(other, sk), SH_OP_SEND);
+	return judge_unix_peer(&m, other->sk, SH_OP_SEND);
 }

@@ -28,6 +28,7 @@
 #define SH_BPF_KERNEL_H
 
 #define EPERM 1
+#define ENOENT 2
 #define EAGAIN 11
 #define EXDEV 18
 #define ENAMETOOLONG 36

@@ -497,4 +497,76 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 	count(SH_CNT_MEMO_STORE);
 }
 
+/*
+ * The unix peer memo: a connect or send to a socket file judged by its
+ * path (as its binder named it, in the binder's mount namespace) and
+ * allowed is kept in the peer socket's own storage. A socket's file is
+ * fixed at bind; its path changes only with a rename or a mount change,
+ * which the counts in the hash catch. Keyed as a file's memo, with the
+ * socket file's dentry, parent and name, the binder's mount, and its own
+ * kind; no namespace or root (the path does not depend on the caller's).
+ */
+#define MEMO_KIND_UNIX (2u << 24)       /* in memo_state.who */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} unix_memo SEC(".maps");
+
+/* dentry and mnt: the peer's bound path, read (numbers). */
+static __always_inline bool unix_memo_allows(const struct member *m, struct sock *peer,
+					     void *dentry, void *mnt, struct memo_state *st)
+{
+	__u64 *word, pprev = 0;
+	__u8 act;
+
+	st->ok = 0;
+	if (!memo_key || !dentry)
+		return false;
+	word = bpf_sk_storage_get(&unix_memo, peer, 0, 0);
+	st->dir = (__u64)dentry;
+	st->mnt = (__u64)mnt;
+	st->ns = 0;
+	/* Parent, then hash and length (qstr's first 8 bytes, as
+	 * memo_state's dir_name), then whether the name is still hashed. */
+	if (bpf_probe_read_kernel(&st->dir_up, sizeof(st->dir_up),
+				  dentry + bpf_core_field_offset(struct dentry, d_parent)) ||
+	    bpf_probe_read_kernel(&st->dir_name, sizeof(st->dir_name),
+				  dentry + bpf_core_field_offset(struct dentry, d_name)) ||
+	    bpf_probe_read_kernel(&pprev, sizeof(pprev),
+				  dentry + bpf_core_field_offset(struct dentry, d_hash.pprev)) ||
+	    !pprev || !read_seqs(st))
+		return false;
+	st->who = (__u32)m->slot << 16 | m->policy | MEMO_KIND_UNIX;
+	st->gen = m->gen;
+	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	if (!word || (*word & ~0xffull) != memo_hash(st, 0)) {
+		st->ok = 1;
+		return false;
+	}
+	act = *word & MEMO_ACT;
+	if (act == SH_ACT_DENY || ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW))
+		return false;
+	count(SH_CNT_MEMO_HIT);
+	return true;
+}
+
+/* After a use of peer was judged by its path and allowed (act). */
+static __always_inline void unix_memo_store(const struct scratch *s, const struct member *m,
+					    struct sock *peer, __u32 act,
+					    const struct memo_state *st)
+{
+	__u64 *word;
+
+	if (!memo_unchanged(s, m, st))
+		return;
+	word = bpf_sk_storage_get(&unix_memo, peer, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!word)
+		return;
+	*word = memo_hash(st, 0) | (act & MEMO_ACT);
+	count(SH_CNT_MEMO_STORE);
+}
+
 #endif

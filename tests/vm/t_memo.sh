@@ -272,6 +272,45 @@ mv "$XA/lib" "$XB/lib2"
 run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XB/lib2" 1
 check "exec maps: renamed out of the allowed directory: refused" "$OUT" "err EPERM"
 
+# ---- unix peers: the socket's own memo -------------------------------------
+# A connect judged by the peer's path and allowed is kept with the peer
+# socket. A rename that moves it under a deny rule makes it stale; a tree
+# of a policy that denies it is refused, memo or not.
+U=$SH_TMP/u
+mkdir -p "$U/ok" "$U/deny"
+for p in tmemou:"$U/deny/" tmemov:"$U/ok/"; do
+	cat >"$SH_TMP/policies/${p%%:*}.policy" <<EOF
+[policy]
+name = ${p%%:*}
+[exec]
+allow = $SH_BUILD/tests/vm/
+[connect]
+deny = ${p#*:}
+EOF
+done
+$CTL policy reload >/dev/null 2>&1
+"$TRY" listen "$U/ok/s.sock" >"$SH_TMP/userve" 2>&1 &
+USERVE=$!
+wait_until grep -q '^ready$' "$SH_TMP/userve"
+h0=$(counter memo_hits)
+run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 300
+check "unix: 300 connects to an allowed socket" "$OUT" ok
+h1=$(counter memo_hits)
+check "unix: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 250 ] && echo yes)" yes
+run_in_tree tmemov "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
+check "unix: a tree of a policy that denies it: refused" "$OUT" "err EPERM"
+n=$(audit_wait ".policy==\"tmemov\" and .target==\"$U/ok/s.sock\" and .reason==\"deny rule\"")
+check "unix: that refusal logged by its path" "$n" 1
+run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
+check "unix: still allowed to the first policy (control)" "$OUT" ok
+mv "$U/ok" "$U/deny/ok"
+run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/deny/ok/s.sock" 1
+check "unix: moved under a deny rule: refused" "$OUT" "err EPERM"
+n=$(audit_wait ".policy==\"tmemou\" and .target==\"$U/deny/ok/s.sock\" and .reason==\"deny rule\"")
+check "unix: refusal logged by its new path" "$n" 1
+kill $USERVE 2>/dev/null
+
 # ---- a chrooted task uses no memo ------------------------------------------
 # A task whose root is not its namespace's top names a file two ways:
 # bpf_d_path (file_open) from its root, the walk (the path hooks) from the

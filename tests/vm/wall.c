@@ -44,6 +44,8 @@
  *   wall mmap-low                  an anonymous mapping at address 4096
  *   wall mmap-exec PATH N          N mappings of PATH with PROT_EXEC, one
  *                                  after the other: the first refusal
+ *   wall connect-n SOCK N          N stream connects to SOCK, each on a new
+ *                                  socket
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -413,6 +415,19 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "ctl-connect") && argc == 3)
 		return ctl_connect(argv[2]);
+	if (!strcmp(op, "connect-n") && argc == 4) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[2]);
+		for (int i = 0, n = atoi(argv[3]); i < n; i++) {
+			int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+			if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+				return report(-1, "connect");
+			close(fd);
+		}
+		return report(0, "connect");
+	}
 	fprintf(stderr, "wall: bad usage\n");
 	return 2;
 }
