@@ -9,6 +9,7 @@
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
+#include "lib/memo.h"
 
 /* Mounts of one file system examined to name a dentry (xattr, times): at
  * most SCAN entries of its mount list, of which at most MAX (a power of
@@ -16,6 +17,36 @@
 #define SH_SB_MOUNTS_SCAN 64
 
 #define SH_SB_MOUNTS_MAX 8
+
+/*
+ * The one mount of a file system in a mount namespace, remembered (the
+ * usual case, which the memo serves): a slot per (super block, namespace)
+ * hash holds the mount and a keyed hash of the three and of mount_lock's
+ * count. The mount list and every mount's namespace change only under
+ * mount_lock, which bumps the count; a slot half written matches nothing.
+ */
+#define SH_SB_CACHE 256
+
+struct sb_mount {
+	__u64 check;
+	__u64 mnt;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SH_SB_CACHE);
+	__type(key, __u32);
+	__type(value, struct sb_mount);
+} sb_mount SEC(".maps");
+
+static __always_inline __u64 sb_mount_check(__u64 sb, __u64 ns, __u32 mseq, __u64 mnt)
+{
+	__u64 h = memo_mix(memo_key ^ 0x5b, sb);
+
+	h = memo_mix(h, ns);
+	h = memo_mix(h, mseq);
+	return memo_mix(h, mnt) | 1; /* never 0, a slot's start value */
+}
 
 /* ---- file changes that are not writes by name ---------------------------- */
 
@@ -56,20 +87,43 @@ static long mount_scan_step(__u32 i, void *data)
 }
 
 /* The mounts of dentry's file system in the task's namespace (others',
- * private /tmp and the like, are skipped, not counted) into s->cands. */
+ * private /tmp and the like, are skipped, not counted) into s->cands:
+ * the one remembered (sb_mount), or a scan of its mount list. */
 static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentry)
 {
 	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mount_scan scan = {};
+	__u32 mseq = seq_of(&mount_lock), i;
+	struct sb_mount *c;
+	__u64 mnt;
 
+	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	i = memo_mix(memo_key ^ 0x5c, (__u64)sb ^ (__u64)scan.ns) & (SH_SB_CACHE - 1);
+	c = bpf_map_lookup_elem(&sb_mount, &i);
+	if (!memo_key || (mseq & 1))
+		c = NULL;       /* the memo is off, or a mount change under way */
+	if (c) {
+		mnt = c->mnt;
+		if (c->check == sb_mount_check((__u64)sb, (__u64)scan.ns, mseq, mnt)) {
+			s->cands[0] = mnt;
+			s->ncands = 1;
+			return 1;
+		}
+	}
 	scan.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
 	scan.pos = BPF_CORE_READ(sb, s_mounts.next);
-	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
 	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
 	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
 	s->ncands = 0;
 	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
+	/* Remembered only for a count no mount change overlapped, from a
+	 * scratch no other program wrote meanwhile. */
+	if (c && s->ncands == 1 && seq_of(&mount_lock) == mseq && scratch_mine(s)) {
+		mnt = s->cands[0];
+		c->mnt = mnt;
+		c->check = sb_mount_check((__u64)sb, (__u64)scan.ns, mseq, mnt);
+	}
 	return s->ncands;
 }
 

@@ -235,6 +235,29 @@ check "times: renamed out: the time unchanged" \
 n=$(audit_wait ".target==\"$TM/ro/t/f1\" and .op==\"settimes\"")
 check "times: renamed out: refusal logged by its new path" "$n" 1
 
+# ---- times: the file system's one mount moved or replaced -----------------
+# The one mount of a file system is remembered per namespace for as long
+# as mount_lock's count holds. A tmpfs judged through its one mount where
+# it may be written; then a bind where nothing may be, the first mount
+# gone: refused. Moved back where it may be written: allowed.
+PT=$P/w/tm
+mkdir -p "$PT" "$P/ro/tm" && mount -t tmpfs memom "$PT" && mkdir -p "$PT/d" && : >"$PT/d/f1"
+check "times, mount: a tmpfs at a writable place" "$?" 0
+run_in_tree tmemom "$SH_BUILD/tests/vm/wall" utimens "$PT/d/f1"
+check "times, mount: allowed through its one mount (control)" "$OUT" ok
+run_in_tree tmemom "$SH_BUILD/tests/vm/wall" utimens "$PT/d/f1"
+check "times, mount: allowed again" "$OUT" ok
+mount --bind "$PT" "$P/ro/tm" && umount "$PT"
+check "times, mount: replaced by a bind where nothing may be written" "$?" 0
+run_in_tree tmemom "$SH_BUILD/tests/vm/wall" utimens "$P/ro/tm/d/f1"
+check "times, mount: through the bind: refused" "$OUT" "err EPERM"
+n=$(audit_wait ".target==\"$P/ro/tm/d/f1\" and .op==\"settimes\"")
+check "times, mount: refusal logged by the bind's path" "$n" 1
+mount --move "$P/ro/tm" "$PT"
+run_in_tree tmemom "$SH_BUILD/tests/vm/wall" utimens "$PT/d/f1"
+check "times, mount: moved back where it may be written: allowed" "$OUT" ok
+umount "$PT"
+
 # ---- executable mappings: the file's own memo ------------------------------
 # A file mapped as code (every library a process loads) is judged by its
 # own path; once allowed, the verdict is kept with the file for that name.
