@@ -82,6 +82,30 @@ tree_finish() {
 	OUT=$(head -n 1 "$SH_TMP/out.$1")
 }
 
+# by_memo DESC POLICY PROGRAM ARGS... N: 300 uses (N, the last argument)
+# in a tree, allowed ("ok"), and nearly all judged by memo.
+by_memo() {
+	local desc=$1 pol=$2 n=${*: -1} h0 h1
+	shift 2
+	h0=$(counter memo_hits)
+	run_in_tree "$pol" "$@"
+	check "$desc" "$OUT" ok
+	h1=$(counter memo_hits)
+	check "${desc%%:*}: judged by the memo (memo_hits grew by at least $((n - 50)), got $((h1 - h0)))" \
+		"$([ $((h1 - h0)) -ge $((n - 50)) ] && echo yes)" yes
+}
+
+# refused DESC JQ POLICY PROGRAM ARGS...: refused in a tree ("err EPERM")
+# and logged (one record matching JQ).
+refused() {
+	local desc=$1 jq=$2 n
+	shift 2
+	run_in_tree "$@"
+	check "$desc: refused" "$OUT" "err EPERM"
+	n=$(audit_wait "$jq")
+	check "$desc: logged" "$n" 1
+}
+
 # ---- the memo is made and used -------------------------------------------
 h0=$(counter memo_hits); s0=$(counter memo_stores)
 tree_start used tmemo "$W/a" g
@@ -275,16 +299,11 @@ allow = $SH_BUILD/tests/vm/
 allow = $XA/
 EOF
 $CTL policy reload >/dev/null 2>&1
-h0=$(counter memo_hits)
-run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 300
-check "exec maps: 300 mappings of an allowed file" "$OUT" ok
-h1=$(counter memo_hits)
-check "exec maps: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0)))" \
-	"$([ $((h1 - h0)) -ge 250 ] && echo yes)" yes
-run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XB/lib" 1
-check "exec maps: the same file by another name, not allowed: refused" "$OUT" "err EPERM"
-n=$(audit_wait ".policy==\"tmemox\" and .target==\"$XB/lib\" and .hook==\"mmap\"")
-check "exec maps: the other name's refusal logged" "$n" 1
+by_memo "exec maps: 300 mappings of an allowed file" tmemox \
+	"$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 300
+refused "exec maps: the same file by another name, not allowed" \
+	".policy==\"tmemox\" and .target==\"$XB/lib\" and .hook==\"mmap\"" \
+	tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XB/lib" 1
 run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 1
 check "exec maps: the allowed name still maps (control)" "$OUT" ok
 # A tree of a policy that does not allow it, right after: the memo is the
@@ -315,23 +334,17 @@ $CTL policy reload >/dev/null 2>&1
 "$TRY" listen "$U/ok/s.sock" >"$SH_TMP/userve" 2>&1 &
 USERVE=$!
 wait_until grep -q '^ready$' "$SH_TMP/userve"
-h0=$(counter memo_hits)
-run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 300
-check "unix: 300 connects to an allowed socket" "$OUT" ok
-h1=$(counter memo_hits)
-check "unix: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0)))" \
-	"$([ $((h1 - h0)) -ge 250 ] && echo yes)" yes
-run_in_tree tmemov "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
-check "unix: a tree of a policy that denies it: refused" "$OUT" "err EPERM"
-n=$(audit_wait ".policy==\"tmemov\" and .target==\"$U/ok/s.sock\" and .reason==\"deny rule\"")
-check "unix: that refusal logged by its path" "$n" 1
+by_memo "unix: 300 connects to an allowed socket" tmemou \
+	"$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 300
+refused "unix: a tree of a policy that denies it" \
+	".policy==\"tmemov\" and .target==\"$U/ok/s.sock\" and .reason==\"deny rule\"" \
+	tmemov "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
 run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
 check "unix: still allowed to the first policy (control)" "$OUT" ok
 mv "$U/ok" "$U/deny/ok"
-run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/deny/ok/s.sock" 1
-check "unix: moved under a deny rule: refused" "$OUT" "err EPERM"
-n=$(audit_wait ".policy==\"tmemou\" and .target==\"$U/deny/ok/s.sock\" and .reason==\"deny rule\"")
-check "unix: refusal logged by its new path" "$n" 1
+refused "unix: moved under a deny rule" \
+	".policy==\"tmemou\" and .target==\"$U/deny/ok/s.sock\" and .reason==\"deny rule\"" \
+	tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/deny/ok/s.sock" 1
 kill $USERVE 2>/dev/null
 
 # ---- a chrooted task uses no memo ------------------------------------------
