@@ -171,8 +171,37 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 }
 
 /*
+ * Would renaming the name s->ev.path (len bytes with its NUL, resolved for
+ * dentry) move rules: is "P/NAME/" a directory marker, a directory with
+ * [file] rules below it? Renamed, everything under it would leave them
+ * (a deny rule's files read under the new name). Where a policy's markers
+ * are not known (they did not fit), every directory is taken to have deny
+ * rules below it when the policy has any.
+ */
+static __always_inline bool moves_rules(struct scratch *s, const struct member *m,
+					struct dentry *dentry, long len)
+{
+	struct sh_dir_mark *mark;
+	bool found;
+	__u32 l;
+
+	if (!(m->flags & SH_PF_MARKS))
+		return (m->flags & SH_PF_FILE_DENY) &&
+		       (BPF_CORE_READ(dentry, d_inode, i_mode) & S_IFMT) == S_IFDIR;
+	if (len < 2 || len >= SH_PATH_KEY_MAX)
+		return false;   /* no marker is that long */
+	l = (__u32)len - 1;
+	s->ev.path[l & SH_PATH_MASK] = '/';
+	mark = bpf_map_lookup_elem(&dir_marks, rule_key(s, m, SH_KEY_FILE, l + 1));
+	found = mark && mark->len == l + 1;
+	s->ev.path[l & SH_PATH_MASK] = 0;
+	return found;
+}
+
+/*
  * A change to the name space at (dentry, mnt): allowed where the policy lets
- * the tree write. Deny rules refuse it too.
+ * the tree write. Deny rules refuse it too, and a rename of a directory
+ * with rules below it (either side: RENAME_EXCHANGE moves both).
  */
 static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 				       struct vfsmount *mnt, __u32 op)
@@ -219,6 +248,8 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 		return report(m, s, &w, SH_WHY_RULE, len);
 	if (act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	if ((op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO) && moves_rules(s, m, dentry, len))
+		return report(m, s, &w, SH_WHY_RULE, len);
 	memo_store(s, m, dentry, len, &memo);
 	return 0;
 }

@@ -68,6 +68,7 @@
 #define S_IFMT 00170000
 #define S_IFBLK 0060000
 #define S_IFCHR 0020000
+#define S_IFDIR 0040000
 /* The kernel's dev_t: major in the bits above 20. */
 #define DEV_MAJOR(d) ((__u32)(d) >> 20)
 #define DEV_MINOR(d) ((__u32)(d) & 0xfffff)

@@ -135,6 +135,21 @@ check "rule below: the denied file kept its data" "$(cat "$W/d/secret")" secret
 n=$(audit_wait ".target==\"$W/d/secret\" and .reason==\"deny rule\"" $((n0 + 1)))
 check "rule below: its refusal is logged (deny rule)" "$n" $((n0 + 1))
 
+# A directory with a rule below it is not renamed, by either side of a
+# rename: its denied files would be read under the new name.
+mkdir -p "$W/mv" "$W/mv2" "$SY/x"
+try_in_tree tmemo rename "$W/d" "$SY/d2"
+check "rule below: its directory renamed away: refused" "$OUT" "err EPERM"
+check "rule below: the denied file stays where it was" "$(cat "$W/d/secret")" secret
+n=$(audit_wait ".target==\"$W/d\" and .reason==\"deny rule\"")
+check "rule below: the rename's refusal logged (deny rule)" "$n" 1
+try_in_tree tmemo rename "$W/mv" "$SY/mv"
+check "rule below: a directory with no rule below renamed (control)" "$OUT" ok
+try_in_tree tmemo exchange "$SY/x" "$W/d"
+check "rule below: exchanged with another directory: refused" "$OUT" "err EPERM"
+try_in_tree tmemo exchange "$SY/x" "$W/mv2"
+check "rule below: an exchange of two without (control)" "$OUT" ok
+
 # A name with the listed name's length and ends is judged by path, and
 # allowed; the listed one refused, memo or not.
 tree_start twin tmemo "$W/d" "$TWIN"

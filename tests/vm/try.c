@@ -22,6 +22,7 @@
  *   try fiosetown32 PID           the same through the 32-bit (compat)
  *                                 syscall entry, int $0x80
  *   try unlink|rmdir PATH   try mkdir PATH   try rename FROM TO
+ *   try exchange A B        renameat2(A, B, RENAME_EXCHANGE)
  *   try link FROM TO   try symlink TARGET PATH   try mknod PATH
  *   try chmod PATH MODE   try chown PATH UID GID   try truncate PATH
  *
@@ -233,6 +234,9 @@ int main(int argc, char **argv)
 		return report(mkdir(argv[2], 0755));
 	if (!strcmp(op, "rename") && argc == 4)
 		return report(rename(argv[2], argv[3]));
+	if (!strcmp(op, "exchange") && argc == 4)
+		return report(syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3],
+				      2 /* RENAME_EXCHANGE */));
 	if (!strcmp(op, "link") && argc == 4)
 		return report(link(argv[2], argv[3]));
 	if (!strcmp(op, "symlink") && argc == 4)
