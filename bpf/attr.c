@@ -21,9 +21,10 @@
 /*
  * The one mount of a file system in a mount namespace, remembered (the
  * usual case, which the memo serves): a slot per (super block, namespace)
- * hash holds the mount and a keyed hash of the three and of mount_lock's
- * count. The mount list and every mount's namespace change only under
- * mount_lock, which bumps the count; a slot half written matches nothing.
+ * hash holds the mount and a keyed hash of the three, of mount_lock's
+ * count and of the memo's epoch (the count is 32 bits and wraps). The
+ * mount list and every mount's namespace change only under mount_lock,
+ * which bumps the count; a slot half written matches nothing.
  */
 #define SH_SB_CACHE 256
 
@@ -44,7 +45,7 @@ static __always_inline __u64 sb_mount_check(__u64 sb, __u64 ns, __u32 mseq, __u6
 	__u64 h = memo_mix(memo_key ^ 0x5b, sb);
 
 	h = memo_mix(h, ns);
-	h = memo_mix(h, mseq);
+	h = memo_mix(h, (__u64)mseq << 32 | (bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT));
 	return memo_mix(h, mnt) | 1; /* never 0, a slot's start value */
 }
 
