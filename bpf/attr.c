@@ -181,6 +181,10 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 		s->cand_len = l;
 		if (knob)
 			break;
+		if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY)) {
+			s->cand_why = SH_WHY_CASEFOLD;
+			continue;
+		}
 		act = lookup_rule(s, m, SH_KEY_FILE, l);
 		if (act != SH_ACT_DENY &&
 		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST))) {

@@ -42,9 +42,17 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	/* Through a detached mount, a handle or a replaced file, the path
 	 * above is not the object's: refused. */
 	err = file_resolvable(bprm->file, false);
-	if (err) {
+	if (err < 0) {
 		s->err = err;
 		return report(&m, s, &w, SH_WHY_UNRESOLVED, len);
+	}
+	/* A name that folds: named again, and where it folds (s->fold). */
+	if (err == SH_RESOLVED_FOLDS) {
+		len = d_path_fold(s, bprm->file, true);
+		if (len <= 0)
+			return report(&m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+		if (fold_refused(s, &m, SH_KEY_EXEC, SH_PF_EXEC_RULES))
+			return report(&m, s, &w, SH_WHY_CASEFOLD, len);
 	}
 
 	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
@@ -91,13 +99,15 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	if (exec_memo_allows(m, dentry, mnt, &memo))
 		return 0;
 	len = file_resolvable(file, false);
-	if (len) {
+	if (len < 0) {
 		s->err = len;
 		return report(m, s, &w, SH_WHY_UNRESOLVED, name_path(s, dentry, mnt));
 	}
 	len = walk_path(s, dentry, mnt);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	if (fold_refused(s, m, SH_KEY_EXEC, SH_PF_EXEC_RULES))
+		return report(m, s, &w, SH_WHY_CASEFOLD, len);
 	act = lookup_rule(s, m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
 		return report(m, s, &w, SH_WHY_RULE, len);

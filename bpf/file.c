@@ -29,31 +29,39 @@ static __always_inline int judge_device(struct member *m, struct scratch *s, str
 					const struct refusal *w, bool use_d_path)
 {
 	int err = file_resolvable(file, false);
-	long len = name_file(s, file, BPF_CORE_READ(file, f_path.dentry),
-			     BPF_CORE_READ(file, f_path.mnt), use_d_path);
+	long len;
 
-	if (err || len <= 0 || lookup_rule(s, m, SH_KEY_DEVICE, len) != SH_ACT_ALLOW) {
-		s->err = err;
+	s->fold = 0;
+	if (use_d_path)
+		len = d_path_fold(s, file, err == SH_RESOLVED_FOLDS);
+	else
+		len = name_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt));
+	if (err < 0 || len <= 0 || lookup_rule(s, m, SH_KEY_DEVICE, len) != SH_ACT_ALLOW) {
+		s->err = err < 0 ? err : 0;
 		return report(m, s, w, SH_WHY_DEVICE, len);
 	}
+	if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY))
+		return report(m, s, w, SH_WHY_CASEFOLD, len);
 	if (lookup_rule(s, m, SH_KEY_FILE, len) == SH_ACT_DENY)
 		return report(m, s, w, SH_WHY_RULE, len);
 	return 0;
 }
 
 /*
- * The path an open is judged on, into s->ev.path: the file's own, or for a
- * new O_TMPFILE file (no name yet) its directory as "DIR/", where linkat
- * may name it later.
+ * The path an open is judged on, into s->ev.path with s->fold: the file's
+ * own, or for a new O_TMPFILE file (no name yet) its directory as "DIR/",
+ * where linkat may name it later. use_d_path: by bpf_d_path (d_path_fold;
+ * folds: a name of it folds, file_resolvable), else by walk_path.
  */
 static __always_inline long open_path(struct scratch *s, struct file *file, struct dentry *dentry,
-				      struct vfsmount *mnt, bool tmpfile, bool use_d_path)
+				      struct vfsmount *mnt, bool tmpfile, bool use_d_path,
+				      bool folds)
 {
 	long len;
 
+	s->fold = 0;
 	if (!tmpfile)
-		return use_d_path ? bpf_d_path(&file->f_path, s->ev.path, sizeof(s->ev.path))
-				  : walk_path(s, dentry, mnt);
+		return use_d_path ? d_path_fold(s, file, folds) : walk_path(s, dentry, mnt);
 	len = walk_path(s, BPF_CORE_READ(dentry, d_parent), mnt);
 	if (len > 2 && len < SH_EVENT_PATH_MAX) {
 		__u32 n = (__u32)len & SH_PATH_MASK;
@@ -65,6 +73,21 @@ static __always_inline long open_path(struct scratch *s, struct file *file, stru
 		len++;
 	}
 	return len;
+}
+
+/*
+ * Is the file one this open made, whose dentry is unhashed by nature (see
+ * file_resolvable): a new O_TMPFILE file, or a new file in a casefold
+ * directory (6.1's ext4 keeps no negative dentries there, so the new one
+ * is never hashed; path_mknod judged its name a moment ago)?
+ */
+static __always_inline bool made_unhashed(struct file *file, struct dentry *dentry, __u32 op,
+					  bool tmpfile)
+{
+	/* Only the open itself: FMODE_CREATED stays with the file, which
+	 * may be passed on (file_receive) long after its name was replaced. */
+	return tmpfile || (op == SH_OP_OPEN && (file->f_mode & FMODE_CREATED) &&
+			   (dentry->d_parent->d_inode->i_flags & S_CASEFOLD));
 }
 
 /*
@@ -137,14 +160,16 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (!tmpfile &&
 	    memo_allows(m, dentry, mnt, write, true, !use_d_path, &memo))
 		return 0;
-	err = file_resolvable(file, tmpfile);
-	if (err) {
+	err = file_resolvable(file, made_unhashed(file, dentry, op, tmpfile));
+	if (err < 0) {
 		s->err = err;
 		return report(m, s, &w, SH_WHY_UNRESOLVED, name_file(s, file, dentry, mnt, use_d_path));
 	}
-	len = open_path(s, file, dentry, mnt, tmpfile, use_d_path);
+	len = open_path(s, file, dentry, mnt, tmpfile, use_d_path, err == SH_RESOLVED_FOLDS);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY))
+		return report(m, s, &w, SH_WHY_CASEFOLD, len);
 	act = lookup_rule(s, m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
 		return report(m, s, &w, SH_WHY_RULE, len);
@@ -243,6 +268,8 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	len = walk_path(s, dentry, mnt);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY))
+		return report(m, s, &w, SH_WHY_CASEFOLD, len);
 	act = lookup_rule(s, m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
 		return report(m, s, &w, SH_WHY_RULE, len);

@@ -36,6 +36,16 @@ enum sh_rule_key_kind {
 	SH_KEY_DEVICE  = 4, /* device nodes a tree may open beyond the default set */
 };
 
+/*
+ * In a dir_marks key's kind: a fold marker, "P/" with a rule below it that
+ * refuses more than what covers "P/" (a deny rule; an exec lib rule). A
+ * name in a directory that compares names without case (casefold ext4,
+ * vfat, exfat, ...) may be spelled otherwise than its rule; below such a
+ * directory with a fold marker, a use of that kind is refused
+ * (SH_WHY_CASEFOLD) rather than judged by bytes.
+ */
+#define SH_KEY_FOLD    0x80
+
 /* Rule values: what the longest matching rule says. */
 enum sh_rule_action {
 	SH_ACT_ALLOW = 1, /* exec/connect: allowed */
@@ -86,6 +96,9 @@ enum sh_policy_flags {
 	SH_PF_DIRS_RETIRED   = 1u << 14,
 	SH_PF_MARKS          = 1u << 15, /* its directory markers are in dir_marks and
 					  * dir_names: the directory memo may judge its uses */
+	SH_PF_FOLD           = 1u << 16, /* its fold markers are in dir_marks; without
+					  * them a name compared without case is refused
+					  * wherever the kind has rules */
 };
 
 /*
@@ -351,6 +364,7 @@ enum sh_reason {
 	SH_WHY_SOCKET     = 11, /* a socket kind [net] does not allow: raw, packet, ... */
 	SH_WHY_ADDRESS    = 12, /* a socket address that cannot be read or is malformed */
 	SH_WHY_OPTION     = 13, /* [net]: source routes, IP options, marks, device binds */
+	SH_WHY_CASEFOLD   = 14, /* a name compared without case, under a deny rule's directory */
 };
 
 /* Event flags (bit 0 is retired). */

@@ -311,8 +311,11 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 
 		if (i < set->n) {
 			/* SH_PF_MARKS: its markers are written (above), so the
-			 * programs may memoize its directories. */
-			conf.flags = sh_compile_flags(&set->pols[i]) | (dirs[i] ? SH_PF_MARKS : 0);
+			 * programs may memoize its directories; SH_PF_FOLD: its
+			 * fold markers too, so a name compared without case is
+			 * refused only below one. */
+			conf.flags = sh_compile_flags(&set->pols[i]) |
+				     (dirs[i] ? SH_PF_MARKS | SH_PF_FOLD : 0);
 			conf.caps = set->pols[i].caps_allow;
 		}
 		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {

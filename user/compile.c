@@ -123,10 +123,15 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 	return 0;
 }
 
+/* Directory markers first (their ids are their places), then fold
+ * markers; each by length, then key. */
 static int dir_cmp(const void *a, const void *b)
 {
 	const struct sh_compiled_dir *x = a, *y = b;
+	int fx = x->key.kind & SH_KEY_FOLD, fy = y->key.kind & SH_KEY_FOLD;
 
+	if (fx != fy)
+		return fx < fy ? -1 : 1;
 	if (x->val.len != y->val.len)
 		return x->val.len < y->val.len ? -1 : 1;
 	return memcmp(&x->key, &y->key, sizeof(x->key));
@@ -249,6 +254,38 @@ void sh_name_key_of(struct sh_name_key *k, unsigned slot, unsigned policy, uint3
 		k->tail |= (uint64_t)name[len - 8 + i] << (8 * i);
 }
 
+/* Does rule r refuse more than a rule above it could allow: a deny rule,
+ * or an exec lib rule (mapped, not run)? A spelling that misses it would
+ * be judged by a broader rule. */
+static bool restricts(const struct sh_compiled_rule *r)
+{
+	return r->act == SH_ACT_DENY || (r->key.kind == SH_KEY_EXEC && r->act == SH_ACT_LIB);
+}
+
+/* Adds the fold markers (SH_KEY_FOLD) of every restricting path rule of c:
+ * each '/'-terminated proper prefix of its key. */
+static int add_fold_marks(const struct sh_compiled *c, struct dirs_build *b)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sh_rule_key *r = &c->rules[i].key;
+		size_t len = (r->prefixlen - 32) / 8;
+
+		if (!restricts(&c->rules[i]) || r->kind == SH_KEY_DEVICE)
+			continue;
+		for (size_t j = 1; j < len; j++) {
+			int err;
+
+			if (r->path[j - 1] != '/')
+				continue;
+			err = add_mark(r, j, len, b);
+			if (err)
+				return err;
+			b->d->marks[b->d->n - 1].key.kind = r->kind | SH_KEY_FOLD;
+		}
+	}
+	return 0;
+}
+
 int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
 {
 	struct dirs_build b = { .d = out };
@@ -257,14 +294,17 @@ int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
 
 	memset(out, 0, sizeof(*out));
 	err = each_mark(c, add_mark, &b);
+	if (!err)
+		err = add_fold_marks(c, &b);
 	if (!err && out->n) {
 		qsort(out->marks, out->n, sizeof(*out->marks), dir_cmp);
 		for (size_t i = 0; i < out->n; i++)
 			if (!u || dir_cmp(&out->marks[i], &out->marks[u - 1]))
 				out->marks[u++] = out->marks[i];
 		out->n = u;
+		/* Ids for the directory markers; a fold marker has none. */
 		for (size_t i = 0; i < u; i++)
-			out->marks[i].val.id = i + 1;
+			out->marks[i].val.id = out->marks[i].key.kind & SH_KEY_FOLD ? 0 : i + 1;
 		err = each_mark(c, add_name, &b);
 	}
 	if (err) {

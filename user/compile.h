@@ -59,7 +59,10 @@ struct sh_compiled_dirs {
  * that lead to a rule key (the key's next component). A marker gets id 0
  * and no names where a key's component cannot be listed (not ended by
  * '/' or its NUL, or longer than 255 bytes): the programs then judge every
- * name in it by path (bpf/lib/memo.h). 0 or -ENOMEM; out is empty then.
+ * name in it by path (bpf/lib/memo.h). Beside them, with the kind
+ * SH_KEY_FOLD | kind and id 0, the fold markers: every such prefix of a
+ * key of a rule that restricts (deny; exec lib) of any path kind
+ * (include/sharness.h). 0 or -ENOMEM; out is empty then.
  */
 int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out);
 void sh_compile_dirs_free(struct sh_compiled_dirs *d); /* NULL-safe, zeroes */

@@ -187,7 +187,8 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
  * generation whose build had no dir_marks or dir_names, itself adopted
  * from one that had): no policy may claim them (SH_PF_MARKS) until the
  * apply writes them again, or its programs would memoize directories
- * above its rules. The retired flag of the retired map file_dirs goes too.
+ * above its rules; nor its fold markers (SH_PF_FOLD): without them a
+ * name compared without case is refused wherever rules lie. The retired flag of the retired map file_dirs goes too.
  */
 static int drop_dirs_flag(int pol_fd)
 {
@@ -196,9 +197,9 @@ static int drop_dirs_flag(int pol_fd)
 
 		if (bpf_map_lookup_elem(pol_fd, &idx, &c))
 			return -errno;
-		if (!(c.flags & (SH_PF_MARKS | SH_PF_DIRS_RETIRED)))
+		if (!(c.flags & (SH_PF_MARKS | SH_PF_FOLD | SH_PF_DIRS_RETIRED)))
 			continue;
-		c.flags &= ~(SH_PF_MARKS | SH_PF_DIRS_RETIRED);
+		c.flags &= ~(SH_PF_MARKS | SH_PF_FOLD | SH_PF_DIRS_RETIRED);
 		if (bpf_map_update_elem(pol_fd, &idx, &c, BPF_ANY))
 			return -errno;
 	}

@@ -35,6 +35,7 @@
 #define ESTALE 116
 
 #define FMODE_WRITE 0x2
+#define FMODE_CREATED 0x100000 /* this open created the file (6.1 to 6.12 alike) */
 #define O_TRUNC 01000
 #define F_SETOWN 8
 #define F_SETOWN_EX 15
@@ -69,6 +70,7 @@
 #define S_IFBLK 0060000
 #define S_IFCHR 0020000
 #define S_IFDIR 0040000
+#define S_CASEFOLD (1 << 15) /* inode.i_flags: a directory whose names compare without case */
 /* The kernel's dev_t: major in the bits above 20. */
 #define DEV_MAJOR(d) ((__u32)(d) >> 20)
 #define DEV_MINOR(d) ((__u32)(d) & 0xfffff)

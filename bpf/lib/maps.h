@@ -162,6 +162,20 @@ struct {
  * calls, so a new daemon does not adopt it (user space skips maps named
  * scratch*).
  */
+/* Field offsets name_folds reads (bpf_loop callbacks get no CO-RE
+ * relocation: the calling program resolves them). */
+struct fold_offs {
+	__u16 d_op;             /* struct dentry */
+	__u16 d_compare;        /* struct dentry_operations */
+	__u16 d_inode;          /* struct dentry */
+	__u16 i_flags;          /* struct inode */
+	__u16 mnt_sb;           /* struct mount: mnt.mnt_sb */
+	__u16 s_encoding;       /* struct super_block; 0: the kernel has none */
+	__u16 enc;              /* the walk's present mount's file system has an
+				 * encoding: casefold directories may be in it */
+	__u16 pad;
+};
+
 struct scratch {
 	/* The thread using it (get_scratch): a program preempted on a fully
 	 * preemptible kernel may find another's data here (scratch_mine). */
@@ -171,6 +185,13 @@ struct scratch {
 	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
 	long cand_len;  /* judge_dentry_change: the last name found, and why */
 	__u32 cand_why; /* none allowed it (kept here, not in registers: see there) */
+	/* After walk_path: the length of "D/", D the directory of the
+	 * path's topmost name that its file system compares without case
+	 * (name_folds); 0: no such name. Set wherever ev.path is judged
+	 * (fold_refused). */
+	__u32 fold;
+	__u32 fold_pos;         /* walk_path: where that name's '/' is in walk */
+	struct fold_offs fo;    /* walk_step's field offsets for name_folds */
 	struct sh_event ev;
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 };

@@ -340,6 +340,11 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	dir = dentry->d_parent;
 	if (!dir)
 		return false;
+	/* Names in a casefold directory may be spelled otherwise than the
+	 * names a marked memo lists (chattr +F on a directory emptied since
+	 * its memo was made): judged by path (fold_refused). */
+	if (dir->d_inode->i_flags & S_CASEFOLD)
+		return false;
 	d = bpf_inode_storage_get(&memos, dir->d_inode, 0, 0);
 	if (d) {
 		word = d->word;

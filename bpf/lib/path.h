@@ -14,6 +14,11 @@
 
 #define SH_WALK_MAX_DEPTH 64
 
+/* scratch.fold_pos: no name of the path folds. scratch.fold: a name
+ * folds, where in the path judged is not known (fold_refused). */
+#define SH_NO_FOLD 0xffffffffu
+#define SH_FOLD_UNKNOWN 0xffffffffu
+
 /* The deepest path that fits in PATH_MAX ("/a" per level). */
 #define SH_UP_MAX_DEPTH (SH_EVENT_PATH_MAX / 2)
 
@@ -53,6 +58,53 @@ static __always_inline void *read_ptr(void *base, __u32 off)
 
 	bpf_probe_read_kernel(&p, sizeof(p), base + off);
 	return p;
+}
+
+/*
+ * Does dentry's directory compare its name without case (or otherwise than
+ * by bytes)? A casefold directory (S_CASEFOLD: ext4 or f2fs with an
+ * encoding, chattr +F), whatever the dentry's operations say (6.1 gives a
+ * new name in it none until it is looked up whole); elsewhere a name
+ * whose dentry operations have a d_compare: vfat, exfat, ntfs3, CIFS with
+ * nocase, ... Such a name may be spelled otherwise than a rule spells the
+ * same object. parent: dentry's parent. Offsets in o (resolved by the
+ * calling program), o->enc for dentry's file system. A casefold-capable
+ * one's directory whose inode cannot be read: yes.
+ */
+static __always_inline bool name_folds(const struct fold_offs *o, void *dentry, void *parent)
+{
+	void *op, *inode;
+	__u32 flags = 0;
+
+	if (o->enc) {
+		inode = read_ptr(parent, o->d_inode);
+		return !inode || bpf_probe_read_kernel(&flags, sizeof(flags), inode + o->i_flags) ||
+		       (flags & S_CASEFOLD);
+	}
+	op = read_ptr(dentry, o->d_op);
+	return op && read_ptr(op, o->d_compare);
+}
+
+/* Whether the file system of mount mnt (a struct mount *) has an encoding
+ * (o->enc, for name_folds). */
+static __always_inline __u16 mount_folds(const struct fold_offs *o, void *mnt)
+{
+	return o->s_encoding && read_ptr(read_ptr(mnt, o->mnt_sb), o->s_encoding);
+}
+
+/* The offsets name_folds reads, resolved here (a program, not a callback),
+ * and o->enc for mount mnt (a struct mount *). */
+static __always_inline void fold_offs_init(struct fold_offs *o, void *mnt)
+{
+	o->d_op = bpf_core_field_offset(struct dentry, d_op);
+	o->d_compare = bpf_core_field_offset(struct dentry_operations, d_compare);
+	o->d_inode = bpf_core_field_offset(struct dentry, d_inode);
+	o->i_flags = bpf_core_field_offset(struct inode, i_flags);
+	o->mnt_sb = bpf_core_field_offset(struct mount, mnt) +
+		    bpf_core_field_offset(struct vfsmount, mnt_sb);
+	o->s_encoding = bpf_core_field_exists(struct super_block, s_encoding) ?
+			bpf_core_field_offset(struct super_block, s_encoding) : 0;
+	o->enc = mount_folds(o, mnt);
 }
 
 /* One step of walk_path: prepend one name, or cross one mount. */
@@ -95,6 +147,7 @@ static long walk_step(__u32 i, void *data)
 		}
 		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
 		w->mnt = up;
+		s->fo.enc = mount_folds(&s->fo, up);
 		return 0;
 	}
 	bpf_probe_read_kernel(&len, sizeof(len), w->dentry + w->off_d_len);
@@ -108,6 +161,9 @@ static long walk_step(__u32 i, void *data)
 	pos -= 1;
 	s->walk[pos & SH_PATH_MASK] = '/';
 	w->pos = pos;
+	/* The walk goes up: the last one found is the topmost. */
+	if (!w->last && name_folds(&s->fo, w->dentry, parent))
+		s->fold_pos = pos;
 	w->dentry = parent;
 	if (w->last) {
 		w->done = true;
@@ -149,15 +205,20 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
 	};
 	__u32 pos;
 
+	s->fold = 0;
 	if (!dentry || !vfsmnt)
 		return -ENAMETOOLONG;
 	s->walk[SH_EVENT_PATH_MAX - 1] = 0;
+	s->fold_pos = SH_NO_FOLD;
+	fold_offs_init(&s->fo, w.mnt);
 	bpf_loop(SH_WALK_MAX_DEPTH, walk_step, &w, 0);
 	if (w.err)
 		return w.err;
 	if (!w.done)
 		return -ENAMETOOLONG;
 	pos = w.pos;
+	if (s->fold_pos != SH_NO_FOLD && s->fold_pos >= pos)
+		s->fold = s->fold_pos - pos + 1;
 	if (pos == SH_EVENT_PATH_MAX - 1) {
 		pos -= 1;
 		s->walk[pos & SH_PATH_MASK] = '/';
@@ -173,42 +234,66 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
  * (a service with a private /tmp, a container), where the rules name it. */
 #define peer_path(s, d, m) walk_path_opt(s, d, m, false, true)
 
-/* One step up from w->dentry towards the mount's root (file_resolvable). */
+/* file_resolvable: resolvable, with a name that folds. */
+#define SH_RESOLVED_FOLDS 1
+
+/* One step up from w->dentry towards the mount's root (file_resolvable),
+ * and on from there through the mounts above it to the namespace's top,
+ * for names that fold only (a mount point a lookup spelled otherwise). */
 struct up_walk {
 	void *dentry;
-	void *root;
-	__u16 off_d_parent;
-	bool connected;
+	void *mnt;              /* struct mount * */
+	void *root;             /* its root dentry */
+	struct fold_offs fo;
+	__u16 off_d_parent;     /* struct dentry: d_parent */
+	__u16 off_mnt_parent;   /* struct mount: mnt_parent */
+	__u16 off_mountpoint;   /* struct mount: mnt_mountpoint */
+	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
+	bool connected;         /* the file's own mount's root was reached */
+	bool folds;             /* a name on the way folds (name_folds) */
 };
 
 static long up_step(__u32 i, void *data)
 {
 	struct up_walk *w = data;
-	void *parent;
+	void *parent, *up;
 
 	if (w->dentry == w->root) {
 		w->connected = true;
-		return 1;
+		up = read_ptr(w->mnt, w->off_mnt_parent);
+		if (w->folds || !up || up == w->mnt)
+			return 1;
+		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
+		w->mnt = up;
+		w->root = read_ptr(up, w->off_mnt_root);
+		w->fo.enc = mount_folds(&w->fo, up);
+		return 0;
 	}
 	parent = read_ptr(w->dentry, w->off_d_parent);
 	if (!parent || parent == w->dentry)
 		return 1; /* a root that is not the mount's: disconnected */
+	if (!w->folds)
+		w->folds = name_folds(&w->fo, w->dentry, parent);
 	w->dentry = parent;
 	return 0;
 }
 
 /*
  * Does the path of an open file still name it, in the task's own mount
- * namespace? 0, or the reason it does not: -EXDEV, its mount is not
+ * namespace? 0, SH_RESOLVED_FOLDS where it does but a name of its path
+ * folds (name_folds, up to the namespace's top: the caller names it by
+ * walk_path, which says where), or the reason it does not: -EXDEV, its mount is not
  * attached there (a detached tree from open_tree or fsmount, a lazily
  * unmounted one); -ESTALE, the dentry is no longer reachable from its
  * mount's root (a file handle's disconnected dentry) or no longer hashed
  * (unlinked or replaced: an O_PATH descriptor reopened through
  * /proc/self/fd). bpf_d_path gives a string in every one of these cases
- * ("/", or a name with " (deleted)"); none is the object's real path. A
- * new O_TMPFILE file is unhashed by nature and is judged by its directory.
+ * ("/", or a name with " (deleted)"); none is the object's real path.
+ * fresh: a file the open itself made, unhashed by nature (a new O_TMPFILE
+ * file, judged by its directory; a new file in a casefold directory on
+ * 6.1), is not taken for a replaced one.
  */
-static __always_inline int file_resolvable(struct file *file, bool tmpfile)
+static __always_inline int file_resolvable(struct file *file, bool fresh)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
@@ -216,17 +301,25 @@ static __always_inline int file_resolvable(struct file *file, bool tmpfile)
 	struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
 	struct up_walk w = {
 		.dentry = dentry,
+		.mnt = mnt,
 		.root = BPF_CORE_READ(vfsmnt, mnt_root),
 		.off_d_parent = bpf_core_field_offset(struct dentry, d_parent),
+		.off_mnt_parent = bpf_core_field_offset(struct mount, mnt_parent),
+		.off_mountpoint = bpf_core_field_offset(struct mount, mnt_mountpoint),
+		.off_mnt_root = bpf_core_field_offset(struct mount, mnt) +
+				bpf_core_field_offset(struct vfsmount, mnt_root),
 	};
 
 	if (BPF_CORE_READ(mnt, mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns))
 		return -EXDEV;
-	if (!tmpfile && !BPF_CORE_READ(dentry, d_hash.pprev) &&
+	if (!fresh && !BPF_CORE_READ(dentry, d_hash.pprev) &&
 	    BPF_CORE_READ(dentry, d_parent) != dentry)
 		return -ESTALE;
+	fold_offs_init(&w.fo, mnt);
 	bpf_loop(SH_UP_MAX_DEPTH, up_step, &w, 0);
-	return w.connected ? 0 : -ESTALE;
+	if (!w.connected)
+		return -ESTALE;
+	return w.folds ? SH_RESOLVED_FOLDS : 0;
 }
 
 /*

@@ -46,6 +46,67 @@ static __always_inline __u32 lookup_rule(struct scratch *s, const struct member 
 }
 
 /*
+ * Is the path in s->ev.path (as walk_path resolved it: s->fold) to be
+ * refused because a name of it folds (path.h, name_folds) below a
+ * directory "D/" with a rule of this kind below it that restricts (a fold
+ * marker, include/sharness.h)? That name's bytes may not be the rule's,
+ * for the same object: the rule would be missed. Where the policy's fold
+ * markers are not written (SH_PF_FOLD), any rule of the kind (rules)
+ * counts. A "D/" as long as a rule key holds no rule below it.
+ */
+static __always_inline bool fold_refused(struct scratch *s, const struct member *m, __u8 kind,
+					 __u32 rules)
+{
+	struct sh_dir_mark *mark;
+	__u32 l = s->fold;
+
+	if (!l)
+		return false;
+	if (l == SH_FOLD_UNKNOWN || !(m->flags & SH_PF_FOLD))
+		return (m->flags & rules) != 0;
+	if (l >= SH_PATH_KEY_MAX)
+		return false;
+	mark = bpf_map_lookup_elem(&dir_marks, rule_key(s, m, kind | SH_KEY_FOLD, l));
+	return mark && mark->len == l;
+}
+
+/*
+ * The path of an open file by bpf_d_path (from the task's root, as rules
+ * name it for a chrooted task too) into s->ev.path, with s->fold for it.
+ * folds (file_resolvable said SH_RESOLVED_FOLDS): walk_path (from the
+ * namespace's top) says where; it names the file alike unless the task is
+ * chrooted (bpf_d_path shorter) or the name is unhashed (bpf_d_path adds
+ * " (deleted)", cut here: a file the open made, see made_unhashed). Where
+ * the two differ otherwise, the fold's place is unknown. Only in programs
+ * that may call bpf_d_path.
+ */
+#define SH_DELETED_LEN 10       /* " (deleted)" */
+
+static __always_inline long d_path_fold(struct scratch *s, struct file *file, bool folds)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	long walked, len;
+	__u32 fold;
+
+	s->fold = 0;
+	if (!folds)
+		return bpf_d_path(&file->f_path, s->ev.path, sizeof(s->ev.path));
+	walked = walk_path(s, dentry, file->f_path.mnt);
+	if (walked <= 0)
+		return walked;
+	fold = s->fold;
+	len = bpf_d_path(&file->f_path, s->ev.path, sizeof(s->ev.path));
+	if (len <= 0)
+		return len;
+	if (!dentry->d_hash.pprev && len == walked + SH_DELETED_LEN) {
+		s->ev.path[(walked - 1) & SH_PATH_MASK] = 0;
+		len = walked;
+	}
+	s->fold = len == walked ? fold : SH_FOLD_UNKNOWN;
+	return len;
+}
+
+/*
  * What a refusal is about: the hook and operation, and the record fields
  * that depend on them. The reason and the path come with each verdict.
  */

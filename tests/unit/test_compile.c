@@ -471,6 +471,19 @@ static void assert_marker(const struct sh_compiled_dirs *d, size_t i, unsigned s
 }
 
 /* Is name listed under marker mark_id of policy id in slot? */
+/* Is there a fold marker of kind (SH_KEY_FOLD | kind) at path? */
+static bool has_fold(const struct sh_compiled_dirs *d, unsigned kind, const char *path)
+{
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < d->n; i++)
+		if (d->marks[i].key.kind == (SH_KEY_FOLD | kind) && d->marks[i].val.len == len &&
+		    d->marks[i].key.prefixlen == 32 + len * 8 && d->marks[i].val.id == 0 &&
+		    !memcmp(d->marks[i].key.path, path, len))
+			return true;
+	return false;
+}
+
 static bool listed(const struct sh_compiled_dirs *d, unsigned slot, unsigned id,
 		   unsigned mark_id, const char *name)
 {
@@ -503,11 +516,22 @@ static void test_dir_markers(void **state)
 	compile_ok(&f, 1, 5, &c);
 	assert_int_equal(sh_compile_dirs(&c, &d), 0);
 	/* Sorted by length, once each: / and /srv/ (above all three file
-	 * keys) and /srv/work/ (above the denied file, not above itself). */
-	assert_int_equal(d.n, 3);
+	 * keys) and /srv/work/ (above the denied file, not above itself).
+	 * Then the fold markers, without ids: above the deny rule, and above
+	 * the default lib rules (/usr/lib/, /usr/lib64/, /usr/local/lib/)
+	 * that come with an exec allowlist; none for the write rule. */
+	assert_int_equal(d.n, 3 + 3 + 3);
 	assert_marker(&d, 0, 1, 5, "/", 1);
 	assert_marker(&d, 1, 1, 5, "/srv/", 2);
 	assert_marker(&d, 2, 1, 5, "/srv/work/", 3);
+	assert_true(has_fold(&d, SH_KEY_FILE, "/"));
+	assert_true(has_fold(&d, SH_KEY_FILE, "/srv/"));
+	assert_true(has_fold(&d, SH_KEY_FILE, "/srv/work/"));
+	assert_false(has_fold(&d, SH_KEY_FILE, "/srv/work/secret/"));
+	assert_true(has_fold(&d, SH_KEY_EXEC, "/"));
+	assert_true(has_fold(&d, SH_KEY_EXEC, "/usr/"));
+	assert_true(has_fold(&d, SH_KEY_EXEC, "/usr/local/"));
+	assert_false(has_fold(&d, SH_KEY_EXEC, "/usr/bin/"));
 	/* One name each: srv in /, work in /srv/ (from two keys), secret in
 	 * /srv/work/. Not bash (an exec key), not a name of another marker. */
 	assert_int_equal(d.nnames, 3);
@@ -520,14 +544,34 @@ static void test_dir_markers(void **state)
 	sh_compile_dirs_free(&d);
 	sh_compile_free(&c);
 
-	/* A lone rule on "/" and exec rules only: no marker at all. */
+	/* A lone rule on "/" and exec rules only: no directory marker; fold
+	 * markers only above the default lib rules. */
 	init(&f);
 	add(&f, SH_FILE_DENY, "/");
 	add(&f, SH_EXEC_ALLOW, "/usr/bin/");
 	compile_ok(&f, 0, 0, &c);
 	assert_int_equal(sh_compile_dirs(&c, &d), 0);
-	assert_int_equal(d.n, 0);
-	assert_null(d.marks);
+	assert_int_equal(d.n, 3);
+	for (size_t i = 0; i < d.n; i++)
+		assert_int_equal(d.marks[i].key.kind, SH_KEY_FOLD | SH_KEY_EXEC);
+	assert_int_equal(d.nnames, 0);
+	assert_null(d.names);
+	sh_compile_dirs_free(&d);
+	sh_compile_free(&c);
+
+	/* Allow and write rules alone: a spelling that misses them is
+	 * refused anyway. No marker at all. */
+	init(&f);
+	add(&f, SH_FILE_WRITE, "/");
+	add(&f, SH_EXEC_ALLOW, "/usr/bin/bash");
+	add(&f, SH_EXEC_LIB, "/usr/lib/");
+	add(&f, SH_CONNECT_ALLOW, "/run/a.sock");
+	compile_ok(&f, 0, 0, &c);
+	assert_int_equal(sh_compile_dirs(&c, &d), 0);
+	assert_true(has_fold(&d, SH_KEY_EXEC, "/usr/"));  /* the lib rule */
+	assert_false(has_fold(&d, SH_KEY_EXEC, "/usr/bin/"));
+	assert_false(has_fold(&d, SH_KEY_CONNECT, "/run/"));
+	assert_int_equal(d.n, 2);
 	assert_int_equal(d.nnames, 0);
 	assert_null(d.names);
 	sh_compile_dirs_free(&d);
@@ -584,10 +628,11 @@ static void test_unlisted_marker(void **state)
 	raw_key(&r[0], "/a/pre", 6);
 	raw_key(&r[1], "/a/b/c", 7);    /* with its NUL */
 	assert_int_equal(sh_compile_dirs(&c, &d), 0);
-	assert_int_equal(d.n, 3);
+	assert_int_equal(d.n, 3 + 3);   /* and the deny rules' fold markers */
 	assert_marker(&d, 0, 0, 0, "/", 1);
 	assert_marker(&d, 1, 0, 0, "/a/", 0);
 	assert_marker(&d, 2, 0, 0, "/a/b/", 3);
+	assert_true(has_fold(&d, SH_KEY_FILE, "/a/b/"));
 	assert_int_equal(d.nnames, 2);
 	assert_true(listed(&d, 0, 0, 1, "a"));
 	assert_true(listed(&d, 0, 0, 3, "c"));
