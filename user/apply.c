@@ -153,7 +153,8 @@ static int write_dirs(int marks_fd, int names_fd, const struct sh_compiled *c,
 	if (err == -ENOSPC || err == -E2BIG) {
 		/* The map is full: the policy holds, without its memo. */
 		sh_log("%s: no room for its directory markers (%s): its directories are "
-		       "judged by path on every use", p->file, strerror(-err));
+		       "judged by path on every use, and a name compared without case is "
+		       "refused wherever its rules could judge it", p->file, strerror(-err));
 		return 1;
 	}
 	if (err)
