@@ -154,9 +154,25 @@ static void mark_of(struct sh_compiled_dir *d, const struct sh_rule_key *r, size
 	d->val.len = j;
 }
 
-/* Calls fn(r, j, arg) for every marker position j of every [file] key of
- * c (r->path[j - 1] is a '/', j shorter than the key); stops at an error. */
-static int each_mark(const struct sh_compiled *c,
+/* Is r a [file] rule (its directories get markers)? */
+static bool file_rule(const struct sh_compiled_rule *r)
+{
+	return r->key.kind == SH_KEY_FILE;
+}
+
+/* Does rule r refuse more than a rule above it could allow: a deny rule,
+ * or an exec lib rule (mapped, not run)? A spelling that misses it would
+ * be judged by a broader rule: its directories get fold markers. */
+static bool restricts(const struct sh_compiled_rule *r)
+{
+	return r->key.kind != SH_KEY_DEVICE &&
+	       (r->act == SH_ACT_DENY || (r->key.kind == SH_KEY_EXEC && r->act == SH_ACT_LIB));
+}
+
+/* Calls fn(r, j, arg) for every marker position j of every key of c whose
+ * rule `want` takes (r->path[j - 1] is a '/', j shorter than the key);
+ * stops at an error. */
+static int each_mark(const struct sh_compiled *c, bool (*want)(const struct sh_compiled_rule *),
 		     int (*fn)(const struct sh_rule_key *r, size_t j, size_t len, void *arg),
 		     void *arg)
 {
@@ -164,7 +180,7 @@ static int each_mark(const struct sh_compiled *c,
 		const struct sh_rule_key *r = &c->rules[i].key;
 		size_t len = (r->prefixlen - 32) / 8;
 
-		if (r->kind != SH_KEY_FILE)
+		if (!want(&c->rules[i]))
 			continue;
 		for (size_t j = 1; j < len; j++) {
 			int err;
@@ -254,36 +270,15 @@ void sh_name_key_of(struct sh_name_key *k, unsigned slot, unsigned policy, uint3
 		k->tail |= (uint64_t)name[len - 8 + i] << (8 * i);
 }
 
-/* Does rule r refuse more than a rule above it could allow: a deny rule,
- * or an exec lib rule (mapped, not run)? A spelling that misses it would
- * be judged by a broader rule. */
-static bool restricts(const struct sh_compiled_rule *r)
+/* A fold marker (SH_KEY_FOLD | kind) at (r, j). */
+static int add_fold_mark(const struct sh_rule_key *r, size_t j, size_t len, void *arg)
 {
-	return r->act == SH_ACT_DENY || (r->key.kind == SH_KEY_EXEC && r->act == SH_ACT_LIB);
-}
+	struct dirs_build *b = arg;
+	int err = add_mark(r, j, len, b);
 
-/* Adds the fold markers (SH_KEY_FOLD) of every restricting path rule of c:
- * each '/'-terminated proper prefix of its key. */
-static int add_fold_marks(const struct sh_compiled *c, struct dirs_build *b)
-{
-	for (size_t i = 0; i < c->n; i++) {
-		const struct sh_rule_key *r = &c->rules[i].key;
-		size_t len = (r->prefixlen - 32) / 8;
-
-		if (!restricts(&c->rules[i]) || r->kind == SH_KEY_DEVICE)
-			continue;
-		for (size_t j = 1; j < len; j++) {
-			int err;
-
-			if (r->path[j - 1] != '/')
-				continue;
-			err = add_mark(r, j, len, b);
-			if (err)
-				return err;
-			b->d->marks[b->d->n - 1].key.kind = r->kind | SH_KEY_FOLD;
-		}
-	}
-	return 0;
+	if (!err)
+		b->d->marks[b->d->n - 1].key.kind = r->kind | SH_KEY_FOLD;
+	return err;
 }
 
 int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
@@ -293,9 +288,9 @@ int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = each_mark(c, add_mark, &b);
+	err = each_mark(c, file_rule, add_mark, &b);
 	if (!err)
-		err = add_fold_marks(c, &b);
+		err = each_mark(c, restricts, add_fold_mark, &b);
 	if (!err && out->n) {
 		qsort(out->marks, out->n, sizeof(*out->marks), dir_cmp);
 		for (size_t i = 0; i < out->n; i++)
@@ -305,7 +300,7 @@ int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
 		/* Ids for the directory markers; a fold marker has none. */
 		for (size_t i = 0; i < u; i++)
 			out->marks[i].val.id = out->marks[i].key.kind & SH_KEY_FOLD ? 0 : i + 1;
-		err = each_mark(c, add_name, &b);
+		err = each_mark(c, file_rule, add_name, &b);
 	}
 	if (err) {
 		sh_compile_dirs_free(out);
