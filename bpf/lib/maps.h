@@ -165,14 +165,14 @@ struct {
 /* Field offsets name_folds reads (bpf_loop callbacks get no CO-RE
  * relocation: the calling program resolves them). */
 struct fold_offs {
-	__u16 d_op;             /* struct dentry */
+	__u16 s_d_op;           /* struct super_block */
 	__u16 d_compare;        /* struct dentry_operations */
 	__u16 d_inode;          /* struct dentry */
 	__u16 i_flags;          /* struct inode */
 	__u16 mnt_sb;           /* struct mount: mnt.mnt_sb */
 	__u16 s_encoding;       /* struct super_block; 0: the kernel has none */
-	__u16 enc;              /* the walk's present mount's file system has an
-				 * encoding: casefold directories may be in it */
+	__u16 mode;             /* how the walk's present mount's names fold:
+				 * SH_FOLDS_* (path.h, mount_folds) */
 	__u16 pad;
 };
 

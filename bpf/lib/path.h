@@ -61,42 +61,51 @@ static __always_inline void *read_ptr(void *base, __u32 off)
 }
 
 /*
- * Does dentry's directory compare its name without case (or otherwise than
- * by bytes)? A casefold directory (S_CASEFOLD: ext4 or f2fs with an
- * encoding, chattr +F), whatever the dentry's operations say (6.1 gives a
- * new name in it none until it is looked up whole); elsewhere a name
- * whose dentry operations have a d_compare: vfat, exfat, ntfs3, CIFS with
- * nocase, ... Such a name may be spelled otherwise than a rule spells the
- * same object. parent: dentry's parent. Offsets in o (resolved by the
- * calling program), o->enc for dentry's file system. A casefold-capable
- * one's directory whose inode cannot be read: yes.
+ * How the names of a file system compare (fold_offs.mode): by bytes; in
+ * casefold directories only (ext4 or f2fs with an encoding: a directory
+ * with S_CASEFOLD, chattr +F); or all of them otherwise than by bytes
+ * (its dentries' operations have a d_compare: vfat, exfat, ntfs3, CIFS
+ * with nocase, ...). Such a name may be spelled otherwise than a rule
+ * spells the same object. Told per mount, from its super block: the one
+ * place those operations come from.
  */
-static __always_inline bool name_folds(const struct fold_offs *o, void *dentry, void *parent)
-{
-	void *op, *inode;
-	__u32 flags = 0;
+#define SH_FOLDS_NONE 0
+#define SH_FOLDS_ALL 1
+#define SH_FOLDS_DIRS 2
 
-	if (o->enc) {
-		inode = read_ptr(parent, o->d_inode);
-		return !inode || bpf_probe_read_kernel(&flags, sizeof(flags), inode + o->i_flags) ||
-		       (flags & S_CASEFOLD);
-	}
-	op = read_ptr(dentry, o->d_op);
-	return op && read_ptr(op, o->d_compare);
-}
-
-/* Whether the file system of mount mnt (a struct mount *) has an encoding
- * (o->enc, for name_folds). */
+/* The mode of mount mnt (a struct mount *). */
 static __always_inline __u16 mount_folds(const struct fold_offs *o, void *mnt)
 {
-	return o->s_encoding && read_ptr(read_ptr(mnt, o->mnt_sb), o->s_encoding);
+	void *sb = read_ptr(mnt, o->mnt_sb), *op;
+
+	if (o->s_encoding && read_ptr(sb, o->s_encoding))
+		return SH_FOLDS_DIRS;
+	op = read_ptr(sb, o->s_d_op);
+	return op && read_ptr(op, o->d_compare) ? SH_FOLDS_ALL : SH_FOLDS_NONE;
+}
+
+/*
+ * Does a name in directory parent fold, on a mount of mode o->mode (offsets
+ * in o, resolved by the calling program)? A casefold-capable file
+ * system's directory whose inode cannot be read: yes.
+ */
+static __always_inline bool name_folds(const struct fold_offs *o, void *parent)
+{
+	void *inode;
+	__u32 flags = 0;
+
+	if (o->mode != SH_FOLDS_DIRS)
+		return o->mode == SH_FOLDS_ALL;
+	inode = read_ptr(parent, o->d_inode);
+	return !inode || bpf_probe_read_kernel(&flags, sizeof(flags), inode + o->i_flags) ||
+	       (flags & S_CASEFOLD);
 }
 
 /* The offsets name_folds reads, resolved here (a program, not a callback),
- * and o->enc for mount mnt (a struct mount *). */
+ * and the mode of mount mnt (a struct mount *). */
 static __always_inline void fold_offs_init(struct fold_offs *o, void *mnt)
 {
-	o->d_op = bpf_core_field_offset(struct dentry, d_op);
+	o->s_d_op = bpf_core_field_offset(struct super_block, s_d_op);
 	o->d_compare = bpf_core_field_offset(struct dentry_operations, d_compare);
 	o->d_inode = bpf_core_field_offset(struct dentry, d_inode);
 	o->i_flags = bpf_core_field_offset(struct inode, i_flags);
@@ -104,7 +113,7 @@ static __always_inline void fold_offs_init(struct fold_offs *o, void *mnt)
 		    bpf_core_field_offset(struct vfsmount, mnt_sb);
 	o->s_encoding = bpf_core_field_exists(struct super_block, s_encoding) ?
 			bpf_core_field_offset(struct super_block, s_encoding) : 0;
-	o->enc = mount_folds(o, mnt);
+	o->mode = mount_folds(o, mnt);
 }
 
 /* One step of walk_path: prepend one name, or cross one mount. */
@@ -147,7 +156,7 @@ static long walk_step(__u32 i, void *data)
 		}
 		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
 		w->mnt = up;
-		s->fo.enc = mount_folds(&s->fo, up);
+		s->fo.mode = mount_folds(&s->fo, up);
 		return 0;
 	}
 	bpf_probe_read_kernel(&len, sizeof(len), w->dentry + w->off_d_len);
@@ -162,7 +171,7 @@ static long walk_step(__u32 i, void *data)
 	s->walk[pos & SH_PATH_MASK] = '/';
 	w->pos = pos;
 	/* The walk goes up: the last one found is the topmost. */
-	if (!w->last && name_folds(&s->fo, w->dentry, parent))
+	if (!w->last && name_folds(&s->fo, parent))
 		s->fold_pos = pos;
 	w->dentry = parent;
 	if (w->last) {
@@ -266,14 +275,14 @@ static long up_step(__u32 i, void *data)
 		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
 		w->mnt = up;
 		w->root = read_ptr(up, w->off_mnt_root);
-		w->fo.enc = mount_folds(&w->fo, up);
+		w->fo.mode = mount_folds(&w->fo, up);
 		return 0;
 	}
 	parent = read_ptr(w->dentry, w->off_d_parent);
 	if (!parent || parent == w->dentry)
 		return 1; /* a root that is not the mount's: disconnected */
 	if (!w->folds)
-		w->folds = name_folds(&w->fo, w->dentry, parent);
+		w->folds = name_folds(&w->fo, parent);
 	w->dentry = parent;
 	return 0;
 }
