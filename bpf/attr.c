@@ -181,17 +181,13 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 		s->cand_len = l;
 		if (knob)
 			break;
-		if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY)) {
-			s->cand_why = SH_WHY_CASEFOLD;
-			continue;
-		}
 		act = lookup_rule(s, m, SH_KEY_FILE, l);
 		if (act != SH_ACT_DENY &&
 		    (act == SH_ACT_WRITE || !(m->flags & SH_PF_FILE_WRITELIST))) {
 			s->cand_why = 0; /* allowed */
 			break;
 		}
-		s->cand_why = act == SH_ACT_DENY ? SH_WHY_RULE : SH_WHY_DEFAULT;
+		s->cand_why = act == SH_ACT_DENY ? s->rule_why : SH_WHY_DEFAULT;
 	}
 	if (!s->cand_why) {
 		if (scratch_mine(s)) {

@@ -32,7 +32,7 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	if (!m.flags)
 		return report(&m, 0, &w, SH_WHY_NOPOLICY, 0);
 
-	len = bpf_d_path(&bprm->file->f_path, s->ev.path, sizeof(s->ev.path));
+	len = d_path_fold(s, bprm->file, false);
 	if (len <= 0)
 		return report(&m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
 	/* A file with no name left (memfd_create, unlinked) matches no rule
@@ -41,7 +41,7 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 		return report(&m, s, &w, SH_WHY_DELETED, len);
 	/* Through a detached mount, a handle or a replaced file, the path
 	 * above is not the object's: refused. */
-	err = file_resolvable(bprm->file, false);
+	err = file_resolvable(bprm->file, false, m.flags & restricting(SH_KEY_EXEC));
 	if (err < 0) {
 		s->err = err;
 		return report(&m, s, &w, SH_WHY_UNRESOLVED, len);
@@ -51,13 +51,11 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 		len = d_path_fold(s, bprm->file, true);
 		if (len <= 0)
 			return report(&m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-		if (fold_refused(s, &m, SH_KEY_EXEC, SH_PF_EXEC_RULES))
-			return report(&m, s, &w, SH_WHY_CASEFOLD, len);
 	}
 
 	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
-		return report(&m, s, &w, SH_WHY_RULE, len);
+		return report(&m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_ALLOW && (m.flags & SH_PF_EXEC_ALLOWLIST))
 		return report(&m, s, &w, SH_WHY_DEFAULT, len);
 	return 0;
@@ -98,7 +96,8 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	/* The file's own memo, where one holds. */
 	if (exec_memo_allows(m, dentry, mnt, &memo))
 		return 0;
-	len = file_resolvable(file, false);
+	/* Where a name folds is told by the walk below. */
+	len = file_resolvable(file, false, false);
 	if (len < 0) {
 		s->err = len;
 		return report(m, s, &w, SH_WHY_UNRESOLVED, name_path(s, dentry, mnt));
@@ -106,11 +105,9 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	len = walk_path(s, dentry, mnt);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-	if (fold_refused(s, m, SH_KEY_EXEC, SH_PF_EXEC_RULES))
-		return report(m, s, &w, SH_WHY_CASEFOLD, len);
 	act = lookup_rule(s, m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
-		return report(m, s, &w, SH_WHY_RULE, len);
+		return report(m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	exec_memo_store(s, m, dentry, act, &memo);

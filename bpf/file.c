@@ -28,10 +28,9 @@ static __always_inline long name_file(struct scratch *s, struct file *file,
 static __always_inline int judge_device(struct member *m, struct scratch *s, struct file *file,
 					const struct refusal *w, bool use_d_path)
 {
-	int err = file_resolvable(file, false);
+	int err = file_resolvable(file, false, m->flags & restricting(SH_KEY_FILE));
 	long len;
 
-	s->fold = 0;
 	if (use_d_path)
 		len = d_path_fold(s, file, err == SH_RESOLVED_FOLDS);
 	else
@@ -40,10 +39,8 @@ static __always_inline int judge_device(struct member *m, struct scratch *s, str
 		s->err = err < 0 ? err : 0;
 		return report(m, s, w, SH_WHY_DEVICE, len);
 	}
-	if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY))
-		return report(m, s, w, SH_WHY_CASEFOLD, len);
 	if (lookup_rule(s, m, SH_KEY_FILE, len) == SH_ACT_DENY)
-		return report(m, s, w, SH_WHY_RULE, len);
+		return report(m, s, w, s->rule_why, len);
 	return 0;
 }
 
@@ -160,7 +157,8 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (!tmpfile &&
 	    memo_allows(m, dentry, mnt, write, true, !use_d_path, &memo))
 		return 0;
-	err = file_resolvable(file, made_unhashed(file, dentry, op, tmpfile));
+	err = file_resolvable(file, made_unhashed(file, dentry, op, tmpfile),
+			      m->flags & restricting(SH_KEY_FILE));
 	if (err < 0) {
 		s->err = err;
 		return report(m, s, &w, SH_WHY_UNRESOLVED, name_file(s, file, dentry, mnt, use_d_path));
@@ -168,11 +166,9 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	len = open_path(s, file, dentry, mnt, tmpfile, use_d_path, err == SH_RESOLVED_FOLDS);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-	if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY))
-		return report(m, s, &w, SH_WHY_CASEFOLD, len);
 	act = lookup_rule(s, m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
-		return report(m, s, &w, SH_WHY_RULE, len);
+		return report(m, s, &w, s->rule_why, len);
 	if (write && act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	if (!tmpfile)
@@ -268,11 +264,9 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	len = walk_path(s, dentry, mnt);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-	if (fold_refused(s, m, SH_KEY_FILE, SH_PF_FILE_DENY))
-		return report(m, s, &w, SH_WHY_CASEFOLD, len);
 	act = lookup_rule(s, m, SH_KEY_FILE, len);
 	if (act == SH_ACT_DENY)
-		return report(m, s, &w, SH_WHY_RULE, len);
+		return report(m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	if ((op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO) && moves_rules(s, m, dentry, len))

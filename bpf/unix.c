@@ -57,11 +57,9 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 		len = peer_path(s, dentry, mnt);
 		if (len <= 0)
 			return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-		if (fold_refused(s, m, SH_KEY_CONNECT, SH_PF_CONNECT_RULES))
-			return report(m, s, &w, SH_WHY_CASEFOLD, len);
 		act = lookup_rule(s, m, SH_KEY_CONNECT, len);
 		if (act == SH_ACT_DENY)
-			return report(m, s, &w, SH_WHY_RULE, len);
+			return report(m, s, &w, s->rule_why, len);
 		/* Learning from nothing: every socket the tree reaches. */
 		if ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW)
 			return report(m, s, &w, SH_WHY_DEFAULT, len);

@@ -192,6 +192,7 @@ struct scratch {
 	__u32 fold;
 	__u32 fold_pos;         /* walk_path: where that name's '/' is in walk */
 	struct fold_offs fo;    /* walk_step's field offsets for name_folds */
+	__u32 rule_why;         /* lookup_rule: the reason its deny gives */
 	struct sh_event ev;
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 };

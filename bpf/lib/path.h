@@ -78,6 +78,8 @@ static __always_inline __u16 mount_folds(const struct fold_offs *o, void *mnt)
 {
 	void *sb = read_ptr(mnt, o->mnt_sb), *op;
 
+	if (!sb)
+		return SH_FOLDS_ALL;    /* not known: every name may fold */
 	if (o->s_encoding && read_ptr(sb, o->s_encoding))
 		return SH_FOLDS_DIRS;
 	op = read_ptr(sb, o->s_d_op);
@@ -259,6 +261,7 @@ struct up_walk {
 	__u16 off_mountpoint;   /* struct mount: mnt_mountpoint */
 	__u16 off_mnt_root;     /* struct mount: mnt.mnt_root */
 	bool connected;         /* the file's own mount's root was reached */
+	bool want;              /* whether a name folds matters: go on above */
 	bool folds;             /* a name on the way folds (name_folds) */
 };
 
@@ -270,7 +273,7 @@ static long up_step(__u32 i, void *data)
 	if (w->dentry == w->root) {
 		w->connected = true;
 		up = read_ptr(w->mnt, w->off_mnt_parent);
-		if (w->folds || !up || up == w->mnt)
+		if (!w->want || w->folds || !up || up == w->mnt)
 			return 1;
 		w->dentry = read_ptr(w->mnt, w->off_mountpoint);
 		w->mnt = up;
@@ -300,9 +303,10 @@ static long up_step(__u32 i, void *data)
  * ("/", or a name with " (deleted)"); none is the object's real path.
  * fresh: a file the open itself made, unhashed by nature (a new O_TMPFILE
  * file, judged by its directory; a new file in a casefold directory on
- * 6.1), is not taken for a replaced one.
+ * 6.1), is not taken for a replaced one. want_folds: the policy has rules
+ * a name that folds could miss (restricting); without, none is looked for.
  */
-static __always_inline int file_resolvable(struct file *file, bool fresh)
+static __always_inline int file_resolvable(struct file *file, bool fresh, bool want_folds)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
@@ -317,6 +321,7 @@ static __always_inline int file_resolvable(struct file *file, bool fresh)
 		.off_mountpoint = bpf_core_field_offset(struct mount, mnt_mountpoint),
 		.off_mnt_root = bpf_core_field_offset(struct mount, mnt) +
 				bpf_core_field_offset(struct vfsmount, mnt_root),
+		.want = want_folds,
 	};
 
 	if (BPF_CORE_READ(mnt, mnt_ns) != BPF_CORE_READ(task, nsproxy, mnt_ns))
@@ -324,7 +329,8 @@ static __always_inline int file_resolvable(struct file *file, bool fresh)
 	if (!fresh && !BPF_CORE_READ(dentry, d_hash.pprev) &&
 	    BPF_CORE_READ(dentry, d_parent) != dentry)
 		return -ESTALE;
-	fold_offs_init(&w.fo, mnt);
+	if (want_folds)
+		fold_offs_init(&w.fo, mnt);
 	bpf_loop(SH_UP_MAX_DEPTH, up_step, &w, 0);
 	if (!w.connected)
 		return -ESTALE;

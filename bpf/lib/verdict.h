@@ -12,11 +12,8 @@
 #include "path.h"
 
 /*
- * Longest-prefix rule lookup for the resolved path in s->ev.path. len is what
- * bpf_d_path returned (bytes including the NUL). Returns the rule action or
- * 0 when no rule matches.
- *
- * The key is built in place: its 8-byte header goes in the record's comm,
+ * The rule key of the first n bytes of s->ev.path, for m's policy. It is
+ * built in place: its 8-byte header goes in the record's comm,
  * just before the path (fill_header writes comm only when a record is
  * sent, after every lookup), so the path is never copied. The trie reads
  * only prefixlen's bits of the path.
@@ -33,41 +30,66 @@ static __always_inline struct sh_rule_key *rule_key(struct scratch *s, const str
 	return k;
 }
 
+/*
+ * The flags of the rules of kind that refuse more than what covers their
+ * directory (deny; exec lib): a spelling of a name that misses one of
+ * them would be judged by a broader rule. 0: none can (device rules).
+ */
+static __always_inline __u32 restricting(__u8 kind)
+{
+	return kind == SH_KEY_FILE ? SH_PF_FILE_DENY :
+	       kind == SH_KEY_EXEC ? SH_PF_EXEC_RULES :
+	       kind == SH_KEY_CONNECT ? SH_PF_CONNECT_RULES : 0;
+}
+
+/*
+ * Is the path in s->ev.path (s->fold: where a name of it folds, path.h
+ * name_folds) to be refused because that name lies below a directory
+ * "D/" with a restricting rule of this kind under it (a fold marker,
+ * include/sharness.h)? That name's bytes may not be the rule's, for the
+ * same object: the rule would be missed. Where the policy's fold markers
+ * are not written (SH_PF_FOLD) or the place is not known, any restricting
+ * rule of the kind counts. A "D/" as long as a rule key holds no rule
+ * below it.
+ */
+static __always_inline bool fold_refused(struct scratch *s, const struct member *m, __u8 kind)
+{
+	struct sh_dir_mark *mark;
+	__u32 l = s->fold, rules = restricting(kind);
+
+	if (!l || !(m->flags & rules))
+		return false;
+	if (l == SH_FOLD_UNKNOWN || !(m->flags & SH_PF_FOLD))
+		return true;
+	if (l >= SH_PATH_KEY_MAX)
+		return false;
+	mark = bpf_map_lookup_elem(&dir_marks, rule_key(s, m, kind | SH_KEY_FOLD, l));
+	return mark && mark->len == l;
+}
+
+/*
+ * Longest-prefix rule lookup for the resolved path in s->ev.path. len is what
+ * bpf_d_path returned (bytes including the NUL). Returns the rule action or
+ * 0 when no rule matches; SH_ACT_DENY for a name that folds below a
+ * restricting rule (fold_refused): every judgement by path asks here, so
+ * none misses that check. s->rule_why: the reason a deny gives. s->fold
+ * must be of this path (walk_path, d_path_fold).
+ */
 static __always_inline __u32 lookup_rule(struct scratch *s, const struct member *m,
 					 __u8 kind, long len)
 {
 	__u32 *act;
 
+	s->rule_why = SH_WHY_RULE;
 	if (len <= 0)
 		return 0;
+	if (fold_refused(s, m, kind)) {
+		s->rule_why = SH_WHY_CASEFOLD;
+		return SH_ACT_DENY;
+	}
 	act = bpf_map_lookup_elem(&rules, rule_key(s, m, kind,
 						   len > SH_PATH_KEY_MAX ? SH_PATH_KEY_MAX : (__u32)len));
 	return act ? *act : 0;
-}
-
-/*
- * Is the path in s->ev.path (as walk_path resolved it: s->fold) to be
- * refused because a name of it folds (path.h, name_folds) below a
- * directory "D/" with a rule of this kind below it that restricts (a fold
- * marker, include/sharness.h)? That name's bytes may not be the rule's,
- * for the same object: the rule would be missed. Where the policy's fold
- * markers are not written (SH_PF_FOLD), any rule of the kind (rules)
- * counts. A "D/" as long as a rule key holds no rule below it.
- */
-static __always_inline bool fold_refused(struct scratch *s, const struct member *m, __u8 kind,
-					 __u32 rules)
-{
-	struct sh_dir_mark *mark;
-	__u32 l = s->fold;
-
-	if (!l)
-		return false;
-	if (l == SH_FOLD_UNKNOWN || !(m->flags & SH_PF_FOLD))
-		return (m->flags & rules) != 0;
-	if (l >= SH_PATH_KEY_MAX)
-		return false;
-	mark = bpf_map_lookup_elem(&dir_marks, rule_key(s, m, kind | SH_KEY_FOLD, l));
-	return mark && mark->len == l;
 }
 
 /*
