@@ -28,7 +28,7 @@ fi
 # ci: casefold, rules below it. ci2: casefold, none below it. cx: casefold,
 # an exec rule below it. plain: not
 # casefold, a deny rule below it. m: made casefold later (the memo case).
-mkdir "$C/ci" "$C/ci2" "$C/cx" "$C/plain" "$C/m"
+mkdir "$C/ci" "$C/ci2" "$C/cx" "$C/plain" "$C/m" "$C/t" "$C/t2"
 chattr +F "$C/ci" "$C/ci2" "$C/cx"
 check "chattr +F: the directories fold" \
 	"$(lsattr -d "$C/ci" "$C/ci2" "$C/cx" | awk '$1 ~ /F/' | wc -l)" 3
@@ -53,6 +53,7 @@ write = $SY/
 deny = $C/ci/secret/
 deny = $C/plain/secret/
 deny = $C/m/secret
+deny = $C/t/secret
 [connect]
 deny = $C/ci/sock/
 P
@@ -122,6 +123,26 @@ check "a mount point keeps its spelling" "$(kname "$C/ci/tm/secret")" "$C/ci/TM/
 try_in_tree tfold open "$C/ci/tm/secret" r
 refused_fold "a file below a mount point spelled otherwise" file open "$C/ci/tm/secret"
 umount "$C/ci/TM"
+mkdir "$C/ci2/tm"
+evict
+mount -t tmpfs tfold2 "$C/ci2/TM"
+echo s >"$C/ci2/tm/file"
+try_in_tree tfold open "$C/ci2/tm/file" r
+check "control: below a mount point spelled otherwise, no rule below: read" "$OUT" ok
+umount "$C/ci2/TM"
+
+# ---- the tree makes a directory casefold itself ------------------------------
+# chattr +F on an empty directory it may write in, with a deny rule below
+# it: allowed, and the denied name by another spelling is then refused.
+TF='chattr +F "$1" || exit 3; if msg=$( { : >"$1/$2"; } 2>&1 ); then echo ok; else echo "err: $msg"; fi'
+run_in_tree tfold /usr/bin/bash -c "$TF" sh "$C/t" SECRET
+check_match "the tree's own chattr +F, then the denied name otherwise spelled: refused" "$OUT" \
+	"^err: .*Operation not permitted"
+check "... logged (case-insensitive name)" \
+	"$(audit_wait ".target==\"$C/t/SECRET\" and .reason==\"case-insensitive name\"")" 1
+check "... its directory is casefold" "$(lsattr -d "$C/t" | awk '$1 ~ /F/' | wc -l)" 1
+run_in_tree tfold /usr/bin/bash -c "$TF" sh "$C/t2" SECRET
+check "control: the same where no rule lies below: allowed" "$OUT" ok
 
 # ---- a chrooted task ---------------------------------------------------------
 # Its opens and execs are named from its root (bpf_d_path), the walk that
@@ -164,6 +185,8 @@ run_in_tree tfold "$SH_BUILD/tests/vm/wall" mmap-exec "$C/cx/Tools/bad" 1
 refused_fold "an executable mapping of it" mmap mmap-exec "$C/cx/TOOLS/BAD"
 try_in_tree tfold open "$C/cx/tools/BAD" r
 check "control: reading it is judged by the file rules: allowed" "$OUT" ok
+run_in_tree tfold "$SH_BUILD/tests/vm/wall" mmap-exec "$C/ci2/OK" 1
+check "control: an executable mapping in a casefold directory with no rule below" "$OUT" ok
 try_in_tree tfold exec "$C/ci2/OK"
 check "control: exec in a casefold directory with no rule below" "$RC" 0
 
