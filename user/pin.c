@@ -188,7 +188,8 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
  * from one that had): no policy may claim them (SH_PF_MARKS) until the
  * apply writes them again, or its programs would memoize directories
  * above its rules; nor its fold markers (SH_PF_FOLD): without them a
- * name compared without case is refused wherever rules lie. The retired flag of the retired map file_dirs goes too.
+ * name compared without case is refused wherever rules lie. The retired
+ * flag of the retired map file_dirs goes too.
  */
 static int drop_dirs_flag(int pol_fd)
 {
