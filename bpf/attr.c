@@ -65,6 +65,7 @@ struct mount_scan {
 	void *head;
 	void *pos;
 	void *ns;
+	__u32 slot;             /* the scratch's index (scratch.self) */
 	__u16 off_instance;     /* struct mount: mnt_instance */
 	__u16 off_mnt_ns;       /* struct mount: mnt_ns */
 };
@@ -72,7 +73,7 @@ struct mount_scan {
 static long mount_scan_step(__u32 i, void *data)
 {
 	struct mount_scan *c = data;
-	struct scratch *s = get_scratch();
+	struct scratch *s = scratch_at(c->slot);
 	void *mnt;
 
 	if (!s || !c->pos || c->pos == c->head)
@@ -100,6 +101,7 @@ static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentr
 	__u64 mnt;
 
 	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	scan.slot = s->self;
 	i = memo_mix(memo_key ^ 0x5c, (__u64)sb ^ (__u64)scan.ns) & (SH_SB_CACHE - 1);
 	c = bpf_map_lookup_elem(&sb_mount, &i);
 	if (!memo_key || (mseq & 1))
@@ -118,9 +120,8 @@ static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentr
 	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
 	s->ncands = 0;
 	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
-	/* Remembered only for a count no mount change overlapped, from a
-	 * scratch no other program wrote meanwhile. */
-	if (c && s->ncands == 1 && seq_of(&mount_lock) == mseq && scratch_mine(s)) {
+	/* Remembered only for a count no mount change overlapped. */
+	if (c && s->ncands == 1 && seq_of(&mount_lock) == mseq) {
 		mnt = s->cands[0];
 		c->mnt = mnt;
 		c->check = sb_mount_check((__u64)sb, (__u64)scan.ns, mseq, mnt);
@@ -128,7 +129,8 @@ static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentr
 	return s->ncands;
 }
 
-static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+static __always_inline int __judge_dentry_change(struct member *m, struct dentry *dentry,
+						 __u32 op)
 {
 	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
 	struct memo_state memo = {};
@@ -148,7 +150,7 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	}
 	if (!knob && !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
-	s = get_scratch();
+	s = get_scratch(m);
 	if (!s)
 		return -EPERM;
 	nc = scan_mounts(s, dentry);
@@ -190,19 +192,19 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 		s->cand_why = act == SH_ACT_DENY ? s->rule_why : SH_WHY_DEFAULT;
 	}
 	if (!s->cand_why) {
-		if (scratch_mine(s)) {
-			/* Only where memo_allows_at looked (memo.ok): one mount. */
-			memo_store(s, m, dentry, s->cand_len, &memo);
-			return 0;
-		}
-		/* Another program used the scratch meanwhile (a fully
-		 * preemptible kernel): what was found is not certain. */
-		s->cand_why = SH_WHY_UNRESOLVED;
-		s->cand_len = -EAGAIN;
+		/* Only where memo_allows_at looked (memo.ok): one mount. */
+		memo_store(s, m, dentry, s->cand_len, &memo);
+		return 0;
 	}
 	return report(m, s, &(struct refusal){
 			.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },
 		      s->cand_why, s->cand_len);
+}
+
+/* The scratch a judgement took is given back when it ends (maps.h). */
+static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+{
+	return released(m, __judge_dentry_change(m, dentry, op));
 }
 
 /* The first argument is a struct user_namespace * on 6.1, a struct

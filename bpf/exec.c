@@ -11,54 +11,57 @@
 #include "lib/objects.h"
 #include "lib/memo.h"
 
-SEC("lsm/bprm_check_security")
-int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
+static __always_inline int judge_exec(struct member *m, struct linux_binprm *bprm)
 {
 	const struct refusal w = { .hook = SH_HOOK_EXEC, .op = SH_OP_EXEC };
-	struct member m = {};
 	struct scratch *s;
 	__u32 act;
 	long len;
 	int err;
 
-	if (ret)
-		return ret;
-	if (!membership(&m))
-		return 0;
 	count(SH_CNT_HOOK(SH_HOOK_EXEC, SH_CNT_CHECK));
-	s = get_scratch();
+	s = get_scratch(m);
 	if (!s)
 		return -EPERM;
-	if (!m.flags)
-		return report(&m, 0, &w, SH_WHY_NOPOLICY, 0);
+	if (!m->flags)
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 
 	len = d_path_fold(s, bprm->file, false);
 	if (len <= 0)
-		return report(&m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
 	/* A file with no name left (memfd_create, unlinked) matches no rule
 	 * written for what is on disk: never executed by a tree. */
 	if (BPF_CORE_READ(bprm, file, f_inode, i_nlink) == 0)
-		return report(&m, s, &w, SH_WHY_DELETED, len);
+		return report(m, s, &w, SH_WHY_DELETED, len);
 	/* Through a detached mount, a handle or a replaced file, the path
 	 * above is not the object's: refused. */
-	err = file_resolvable(bprm->file, false, m.flags & restricting(SH_KEY_EXEC));
+	err = file_resolvable(bprm->file, false, m->flags & restricting(SH_KEY_EXEC));
 	if (err < 0) {
 		s->err = err;
-		return report(&m, s, &w, SH_WHY_UNRESOLVED, len);
+		return report(m, s, &w, SH_WHY_UNRESOLVED, len);
 	}
 	/* A name that folds: named again, and where it folds (s->fold). */
 	if (err == SH_RESOLVED_FOLDS) {
 		len = d_path_fold(s, bprm->file, true);
 		if (len <= 0)
-			return report(&m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+			return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
 	}
 
-	act = lookup_rule(s, &m, SH_KEY_EXEC, len);
+	act = lookup_rule(s, m, SH_KEY_EXEC, len);
 	if (act == SH_ACT_DENY)
-		return report(&m, s, &w, s->rule_why, len);
-	if (act != SH_ACT_ALLOW && (m.flags & SH_PF_EXEC_ALLOWLIST))
-		return report(&m, s, &w, SH_WHY_DEFAULT, len);
+		return report(m, s, &w, s->rule_why, len);
+	if (act != SH_ACT_ALLOW && (m->flags & SH_PF_EXEC_ALLOWLIST))
+		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	return 0;
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return released(&m, judge_exec(&m, bprm));
 }
 
 /* ---- code that runs without an exec ------------------------------------- */
@@ -70,8 +73,8 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
  * through the dynamic loader, LD_PRELOAD and dlopen of libraries the policy
  * does not allow, and mapping deleted or in-memory files.
  */
-static __always_inline int judge_exec_map(struct member *m, struct file *file, __u32 op,
-					  __u32 prot)
+static __always_inline int __judge_exec_map(struct member *m, struct file *file, __u32 op,
+					    __u32 prot)
 {
 	const struct refusal w = { .hook = SH_HOOK_MMAP, .op = op, .op_flags = prot };
 	struct dentry *dentry = file->f_path.dentry;
@@ -88,7 +91,7 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 	deleted = file->f_inode->i_nlink == 0;
 	if (!deleted && !(m->flags & SH_PF_EXEC_RULES))
 		return 0;
-	s = get_scratch();
+	s = get_scratch(m);
 	if (!s)
 		return -EPERM;
 	if (deleted)
@@ -112,6 +115,13 @@ static __always_inline int judge_exec_map(struct member *m, struct file *file, _
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
 	exec_memo_store(s, m, dentry, act, &memo);
 	return 0;
+}
+
+/* The scratch a judgement took is given back when it ends (maps.h). */
+static __always_inline int judge_exec_map(struct member *m, struct file *file, __u32 op,
+					  __u32 prot)
+{
+	return released(m, __judge_exec_map(m, file, op, prot));
 }
 
 SEC("lsm/mmap_file")

@@ -94,8 +94,8 @@ static __always_inline bool made_unhashed(struct file *file, struct dentry *dent
  * change. use_d_path: the hook may call bpf_d_path (file_open); elsewhere
  * the path comes from walk_path.
  */
-static __always_inline int judge_open(struct member *m, struct file *file, __u32 op,
-				      __u32 fflags, bool write, bool use_d_path)
+static __always_inline int __judge_open(struct member *m, struct file *file, __u32 op,
+					__u32 fflags, bool write, bool use_d_path)
 {
 	struct memo_state memo = {};
 	struct dentry *dentry = file->f_path.dentry;
@@ -126,7 +126,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	 * daemon's own. */
 	dis = disconnected(dentry, mnt);
 	if (dis || daemon_file(dentry, write, false)) {
-		s = get_scratch();
+		s = get_scratch(m);
 		if (!s)
 			return -EPERM;
 		len = name_file(s, file, dentry, mnt, use_d_path);
@@ -143,7 +143,7 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
 	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))
 		return 0;
-	s = get_scratch();
+	s = get_scratch(m);
 	if (!s)
 		return -EPERM;
 	if (knob) {
@@ -174,6 +174,12 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	if (!tmpfile)
 		memo_store(s, m, dentry, len, &memo);
 	return 0;
+}
+
+static __always_inline int judge_open(struct member *m, struct file *file, __u32 op,
+				      __u32 fflags, bool write, bool use_d_path)
+{
+	return released(m, __judge_open(m, file, op, fflags, write, use_d_path));
 }
 
 SEC("lsm/file_open")
@@ -224,8 +230,8 @@ static __always_inline bool moves_rules(struct scratch *s, const struct member *
  * the tree write. Deny rules refuse it too, and a rename of a directory
  * with rules below it (either side: RENAME_EXCHANGE moves both).
  */
-static __always_inline int judge_write(struct member *m, struct dentry *dentry,
-				       struct vfsmount *mnt, __u32 op)
+static __always_inline int __judge_write(struct member *m, struct dentry *dentry,
+					 struct vfsmount *mnt, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
 	struct memo_state memo = {};
@@ -244,7 +250,7 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 			op == SH_OP_UNLINK || op == SH_OP_RMDIR)) {
 		__u32 why = knob ? SH_WHY_FORBIDDEN : dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED;
 
-		s = get_scratch();
+		s = get_scratch(m);
 		if (!s)
 			return -EPERM;
 		len = name_path(s, dentry, mnt);
@@ -258,7 +264,7 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	/* Its directory's rule, where a memo of it holds. */
 	if (memo_allows(m, dentry, mnt, true, false, true, &memo))
 		return 0;
-	s = get_scratch();
+	s = get_scratch(m);
 	if (!s)
 		return -EPERM;
 	len = walk_path(s, dentry, mnt);
@@ -273,6 +279,13 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 		return report(m, s, &w, SH_WHY_RULE, len);
 	memo_store(s, m, dentry, len, &memo);
 	return 0;
+}
+
+/* The scratch a judgement took is given back when it ends (maps.h). */
+static __always_inline int judge_write(struct member *m, struct dentry *dentry,
+				       struct vfsmount *mnt, __u32 op)
+{
+	return released(m, __judge_write(m, dentry, mnt, op));
 }
 
 SEC("lsm/path_mknod")

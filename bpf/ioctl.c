@@ -56,13 +56,14 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 	if (inode_flags_ioctl(cmd))
 		return judge_write(&m, file->f_path.dentry, file->f_path.mnt, SH_OP_SETFLAGS);
 	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
-	s = get_scratch();
+	s = get_scratch(&m);
 	if (!s)
 		return -EPERM;
-	return report(&m, s, &(struct refusal){
-			.hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd },
-		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
-		      name_path(s, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt)));
+	return released(&m, report(&m, s, &(struct refusal){
+					   .hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd },
+				   m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
+				   name_path(s, BPF_CORE_READ(file, f_path.dentry),
+					     BPF_CORE_READ(file, f_path.mnt))));
 }
 
 SEC("lsm/file_ioctl")

@@ -149,14 +149,14 @@ static __always_inline int net_refuse(struct member *m, __u32 op, __u32 reason,
 				      const struct endpoint *e)
 {
 	struct refusal w = { .hook = SH_HOOK_NET, .op = op, .flags = SH_EVF_NET };
-	struct scratch *s = get_scratch();
+	struct scratch *s = e ? get_scratch(m) : 0;
 
-	if (!s || !e)
+	if (!s)
 		return report(m, 0, &w, reason, 0);
 	w.op_flags = e->ipproto;
 	w.target_pid = e->port;
 	__builtin_memcpy(s->ev.path, e->addr, 16);
-	return report(m, s, &w, reason, 17);
+	return released(m, report(m, s, &w, reason, 17));
 }
 
 /*

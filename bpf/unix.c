@@ -13,7 +13,7 @@
 
 /* ---- unix sockets: judged on the peer socket the kernel found ---------- */
 
-static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
+static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_CONNECT, .op = op };
 	struct unix_sock *u = (void *)peer;
@@ -37,7 +37,7 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 	 * tree asks the daemon to untag it. */
 	if (dentry && ctl_ino && BPF_CORE_READ(dentry, d_inode, i_ino) == ctl_ino &&
 	    BPF_CORE_READ(dentry, d_sb, s_dev) == ctl_dev) {
-		s = get_scratch();
+		s = get_scratch(m);
 		if (!s)
 			return -EPERM;
 		return report(m, s, &w, SH_WHY_PROTECTED, name_path(s, dentry, BPF_CORE_READ(u, path.mnt)));
@@ -50,7 +50,7 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 	/* The peer's own memo, where one holds. */
 	if (unix_memo_allows(m, peer, dentry, mnt, &memo))
 		return 0;
-	s = get_scratch();
+	s = get_scratch(m);
 	if (!s)
 		return -EPERM;
 	if (dentry) {
@@ -81,6 +81,12 @@ static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, 
 			      (void *)addr->name[0].sun_path + 1);
 	w.flags = SH_EVF_ABSTRACT;
 	return report(m, s, &w, SH_WHY_ABSTRACT, alen + 1);
+}
+
+/* The scratch a judgement took is given back when it ends (maps.h). */
+static __always_inline int judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
+{
+	return released(m, __judge_unix_peer(m, peer, op));
 }
 
 SEC("lsm/unix_stream_connect")

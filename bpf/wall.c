@@ -55,12 +55,13 @@ int BPF_PROG(sh_path_chroot, const struct path *path, int ret)
 	long len;
 
 	ENTER(ret, m);
-	s = get_scratch();
+	s = get_scratch(&m);
 	if (!s)
 		return -EPERM;
 	len = name_path(s, path->dentry, path->mnt);
-	return report(&m, s, &(struct refusal){ .hook = SH_HOOK_CHROOT, .op = SH_OP_CHROOT },
-		      SH_WHY_FORBIDDEN, len);
+	return released(&m, report(&m, s, &(struct refusal){
+					   .hook = SH_HOOK_CHROOT, .op = SH_OP_CHROOT },
+				   SH_WHY_FORBIDDEN, len));
 }
 
 /* bpf(): listing, detaching or rewriting programs and maps. */

@@ -421,7 +421,9 @@ enum sh_counter_what {
 #define SH_CNT_LEARN_DUP    (SH_CNT_DROPPED + 2) /* learning: uses already reported */
 #define SH_CNT_MEMO_HIT     (SH_CNT_DROPPED + 3) /* judged by the directory memo */
 #define SH_CNT_MEMO_STORE   (SH_CNT_DROPPED + 4) /* directory verdicts memoized */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 5)
+#define SH_CNT_SCRATCH_BUSY (SH_CNT_DROPPED + 5) /* refused: every scratch held (bpf/lib/maps.h) */
+#define SH_CNT_SCRATCH_NEST (SH_CNT_DROPPED + 6) /* a scratch passed by: a preempted judgement's */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 7)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

@@ -150,6 +150,12 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	line(b, "sharness_memo_hits_total %" PRIu64 "\n", c[SH_CNT_MEMO_HIT]);
 	help(b, "sharness_memo_stores_total", "counter", "Directory memos made.");
 	line(b, "sharness_memo_stores_total %" PRIu64 "\n", c[SH_CNT_MEMO_STORE]);
+	help(b, "sharness_scratch_busy_total", "counter",
+	     "Uses refused because every working buffer of a CPU was held by a preempted judgement.");
+	line(b, "sharness_scratch_busy_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_BUSY]);
+	help(b, "sharness_scratch_nested_total", "counter",
+	     "Working buffers passed by because a preempted judgement held them.");
+	line(b, "sharness_scratch_nested_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_NEST]);
 	help(b, "sharness_events_suppressed_total", "counter", "Records folded into suppressed records.");
 	line(b, "sharness_events_suppressed_total %" PRIu64 "\n", d->rl.suppressed_total);
 	help(b, "sharness_events_logged_total", "counter", "Violation records written to the audit log.");

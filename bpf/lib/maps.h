@@ -177,9 +177,11 @@ struct fold_offs {
 };
 
 struct scratch {
-	/* The thread using it (get_scratch): a program preempted on a fully
-	 * preemptible kernel may find another's data here (scratch_mine). */
+	/* The task whose judgement it holds (struct task_struct *; 0: free).
+	 * Taken for one program call (claim_scratch), given back at its end
+	 * (scratch_done). */
 	__u64 owner;
+	__u32 self;     /* its index in scratch_map: for bpf_loop callbacks */
 	int err;        /* why ev.path is not the object's own path (report) */
 	__u32 ncands;
 	__u64 cands[8]; /* mounts to name a dentry through (judge_dentry_change) */
@@ -205,9 +207,19 @@ _Static_assert(__builtin_offsetof(struct sh_event, path) -
 _Static_assert((__builtin_offsetof(struct scratch, ev) + __builtin_offsetof(struct sh_event, path) -
 		__builtin_offsetof(struct sh_rule_key, path)) % 4 == 0, "rule key header aligned");
 
+/*
+ * Several per CPU: LSM programs run with migration, not preemption,
+ * disabled. On a fully preemptible kernel (preempt=full, PREEMPT_RT) a
+ * task preempted in the middle of a judgement leaves its path here while
+ * other tasks' programs run on the same CPU: each of them takes another
+ * one. Four allow three judgements preempted at once on one CPU; a fifth
+ * is refused (SH_CNT_SCRATCH_BUSY).
+ */
+#define SH_SCRATCH_SLOTS 4
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SH_SCRATCH_SLOTS);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
@@ -220,26 +232,76 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
-static __always_inline struct scratch *get_scratch(void)
+static __always_inline struct scratch *scratch_at(__u32 i)
 {
-	__u32 zero = 0;
-	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
-
-	if (s)
-		s->owner = bpf_get_current_pid_tgid();
-	return s;
+	return bpf_map_lookup_elem(&scratch_map, &i);
 }
 
 /*
- * Is the scratch still this thread's? LSM programs run with migration,
- * not preemption, disabled: on a kernel with full preemption another
- * task's program on this CPU may have used the scratch meanwhile. What is
- * kept beyond the call (a memo) or decides from the scratch afterwards
- * asks this first.
+ * Is task t (a struct task_struct *, read as memory) in the middle of a BPF
+ * program? The trampoline disables its migration for the program's whole
+ * run. Another reason to disable it only makes a scratch look taken. A
+ * kernel without the field (no SMP) never preempts a program.
  */
-static __always_inline bool scratch_mine(const struct scratch *s)
+static __always_inline bool in_program(__u64 t)
 {
-	return s->owner == bpf_get_current_pid_tgid();
+	unsigned short md = 1;
+
+	if (!bpf_core_field_exists(struct task_struct, migration_disabled))
+		return false;
+	bpf_probe_read_kernel(&md, sizeof(md),
+			      (void *)t + bpf_core_field_offset(struct task_struct, migration_disabled));
+	return md != 0;
+}
+
+/*
+ * A scratch of this CPU for the current program call: a free one, or one
+ * a call that ended without giving it back left (its owner is in no
+ * program: it cannot be using it). Taken atomically, so that a task
+ * preempted between looking and taking cannot take what another took
+ * meanwhile. A task never takes back a scratch it left: only the call
+ * that holds one (*held, its index + 1) uses it. NULL when every one is
+ * held by a preempted judgement: the caller refuses.
+ */
+static __always_inline struct scratch *claim_scratch_at(__u8 *held)
+{
+	__u64 me;
+
+	if (*held)
+		return scratch_at(*held - 1);
+	me = (__u64)bpf_get_current_task();
+	for (__u32 i = 0; i < SH_SCRATCH_SLOTS; i++) {
+		struct scratch *s = scratch_at(i);
+		__u64 o;
+
+		if (!s)
+			break;
+		o = s->owner;
+		if (o && in_program(o)) {
+			count(SH_CNT_SCRATCH_NEST);
+			continue;
+		}
+		if (__sync_val_compare_and_swap(&s->owner, o, me) != o)
+			continue;
+		s->self = i;
+		*held = i + 1;
+		return s;
+	}
+	count(SH_CNT_SCRATCH_BUSY);
+	return NULL;
+}
+
+/* The scratch given back at the end of the program call that held it. */
+static __always_inline void scratch_done_at(__u8 *held)
+{
+	struct scratch *s;
+
+	if (!*held)
+		return;
+	s = scratch_at(*held - 1);
+	if (s)
+		s->owner = 0;
+	*held = 0;
 }
 
 #endif

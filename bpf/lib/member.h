@@ -25,7 +25,19 @@ struct member {
 	__u32 flags;    /* struct sh_policy_conf.flags; 0 when the policy is missing */
 	__u16 policy;
 	__u8 slot;
+	__u8 scratch;   /* the scratch this call holds: its index + 1, or 0 */
 };
+
+/* The call's scratch (maps.h): claimed at its first use, given back by
+ * the program before it returns (RELEASED). */
+#define get_scratch(m)  claim_scratch_at(&(m)->scratch)
+
+/* A program's answer, after giving back the scratch it held. */
+static __always_inline int released(struct member *m, int ret)
+{
+	scratch_done_at(&m->scratch);
+	return ret;
+}
 
 /* Deepest tagged cgroup among the current task's ancestors (0: none). */
 static __always_inline __u64 nearest_tagged(void)

@@ -140,15 +140,13 @@ static __always_inline bool read_seqs(struct memo_state *st)
 /*
  * Before a memo is stored: nothing changed since st was read, before the
  * path was resolved (not the counts, the epoch, nor the policy set since
- * this hook found its policy), and the scratch the verdict was read from
- * is still this thread's.
+ * this hook found its policy).
  */
-static __always_inline bool memo_unchanged(const struct scratch *s, const struct member *m,
+static __always_inline bool memo_unchanged(const struct member *m,
 					   const struct memo_state *st)
 {
 	return st->ok && seq_of(&rename_lock) == st->rseq && seq_of(&mount_lock) == st->mseq &&
-	       bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT == st->epoch && tag_gen == m->gen &&
-	       scratch_mine(s);
+	       bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT == st->epoch && tag_gen == m->gen;
 }
 
 /*
@@ -426,7 +424,7 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 		act = (v ? *v & MEMO_ACT : 0) | (st->walk ? MEMO_WALKED : 0) |
 		      (marks ? MEMO_MARKED : 0);
 	}
-	if (!memo_unchanged(s, m, st))
+	if (!memo_unchanged(m, st))
 		return;
 	/* No rename since: this is the parent the path was resolved through. */
 	dir = dentry->d_parent;
@@ -492,7 +490,7 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 {
 	struct dir_memo *d;
 
-	if (!memo_unchanged(s, m, st))
+	if (!memo_unchanged(m, st))
 		return;
 	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
@@ -565,7 +563,7 @@ static __always_inline void unix_memo_store(const struct scratch *s, const struc
 {
 	__u64 *word;
 
-	if (!memo_unchanged(s, m, st))
+	if (!memo_unchanged(m, st))
 		return;
 	word = bpf_sk_storage_get(&unix_memo, peer, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!word)

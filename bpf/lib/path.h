@@ -37,6 +37,7 @@ struct walk {
 	void *dentry;           /* struct dentry * */
 	void *mnt;              /* struct mount * */
 	__u32 pos;              /* start of the path built so far in scratch.walk */
+	__u32 slot;             /* the scratch's index (scratch.self) */
 	int err;
 	bool done;
 	bool last;              /* a pseudo or disconnected dentry: its name ends the path */
@@ -122,7 +123,7 @@ static __always_inline void fold_offs_init(struct fold_offs *o, void *mnt)
 static long walk_step(__u32 i, void *data)
 {
 	struct walk *w = data;
-	struct scratch *s = get_scratch();
+	struct scratch *s = scratch_at(w->slot);
 	void *root, *parent;
 	const unsigned char *name;
 	__u32 len = 0, pos = w->pos;
@@ -200,6 +201,7 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
 		.dentry = dentry,
 		.mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt),
 		.pos = SH_EVENT_PATH_MAX - 1,
+		.slot = s->self,
 		.name_only = name_only,
 		.any_ns = any_ns,
 		.ns = BPF_CORE_READ(task, nsproxy, mnt_ns),

@@ -178,13 +178,14 @@ static __always_inline bool learnable(__u32 reason)
 struct learn_hash {
 	__u64 h;
 	__u32 n;        /* bytes of the name to hash */
+	__u32 slot;     /* the scratch's index (scratch.self) */
 };
 
 /* Eight bytes of the name in the scratch record per step. */
 static long learn_hash_step(__u32 i, void *data)
 {
 	struct learn_hash *lh = data;
-	struct scratch *s = get_scratch();
+	struct scratch *s = scratch_at(lh->slot);
 	__u32 at = i * 8;
 
 	if (!s)
@@ -214,6 +215,7 @@ static __noinline bool learn_first(const struct member *m, struct scratch *s,
 	lh.h = (lh.h ^ w->target_pid) * FNV_PRIME;
 	if (s && path_len > 1) {
 		lh.n = (__u32)(path_len - 1) & SH_PATH_MASK;
+		lh.slot = s->self;
 		bpf_loop((lh.n + 7) / 8, learn_hash_step, &lh, 0);
 	}
 	k.origin = m->origin;
@@ -331,13 +333,13 @@ static __always_inline int forbid(struct member *m, __u32 hook, __u32 op, __u32 
 static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
 				     struct dentry *dentry, struct vfsmount *mnt)
 {
-	struct scratch *s = get_scratch();
+	struct scratch *s = get_scratch(m);
 
 	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
 	if (!s)
 		return -EPERM;
-	return report(m, s, &(struct refusal){ .hook = hook, .op = op },
-		      SH_WHY_FORBIDDEN, name_path(s, dentry, mnt));
+	return released(m, report(m, s, &(struct refusal){ .hook = hook, .op = op },
+				  SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
 }
 
 #endif

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Full preemption. LSM programs run with migration, not preemption,
+# disabled: on a kernel preempted fully (preempt=full, PREEMPT_RT) a task
+# can be preempted in the middle of a judgement while another task's
+# program runs on the same CPU. The working memory a judgement keeps its
+# path in is the preempted call's alone (bpf/lib/maps.h, claim_scratch_at):
+# a path that another task wrote must never decide, nor name a record.
+#
+# Two processes of one tree, pinned to one CPU, repeat a refused and an
+# allowed call; the allowed one (O_TMPFILE) is judged by its directory's
+# path every time. The refused call must never succeed, the allowed one
+# never fail, every record must name the refused object, and the BPF side
+# must have seen judgements run while another was preempted mid-way
+# (scratch_nested), none refused for want of a scratch (scratch_busy).
+# The guest's kernel switches to full preemption at run time
+# (PREEMPT_DYNAMIC, debugfs sched/preempt) and back at the end.
+. "$(dirname "$0")/lib.sh"
+
+RACE=$SH_BUILD/tests/vm/race
+SECS=8
+D=$SH_TMP/d
+DEEP=$D/w/a/b/c/d/e/f/g/h
+mkdir -p "$DEEP" "$D/s"
+echo secret >"$D/secret"
+
+cat >"$SH_TMP/policies/tpre.policy" <<P
+[policy]
+name = tpre
+[exec]
+allow = $SH_BUILD/tests/vm/
+[file]
+write = $D/w/
+write = /dev/null
+deny = $D/secret
+deny = $DEEP/refused
+[connect]
+deny = $D/s/refused.sock
+P
+
+PRE=/sys/kernel/debug/sched/preempt
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+if [ ! -w "$PRE" ]; then
+	fail "the kernel switches to full preemption" "no $PRE (a kernel without PREEMPT_DYNAMIC)"
+	exit 1
+fi
+mode() { sed -n 's/.*(\([a-z]*\)).*/\1/p' "$PRE"; }
+was=$(mode)
+LISTENERS=()
+restore() {
+	[ -n "$was" ] && echo "$was" >"$PRE"
+	for p in "${LISTENERS[@]}"; do kill "$p" 2>/dev/null; done
+	cleanup
+}
+trap restore EXIT
+echo full >"$PRE"
+check "the kernel runs fully preempted" "$(mode)" full
+
+start_daemon || { fail "daemon starts"; exit 1; }
+for s in refused allowed; do
+	"$TRY" listen "$D/s/$s.sock" >"$SH_TMP/listen-$s" 2>&1 &
+	LISTENERS+=($!)
+done
+wait_until grep -q ready "$SH_TMP/listen-refused" "$SH_TMP/listen-allowed"
+
+# race_case NAME REFUSED-TARGET OP REFUSED OP ALLOWED: run both children
+# (race.c), then check their lines, the records and the counters.
+race_case() {
+	local name=$1 target=$2 out r a nest0 nest1
+	shift 2
+	nest0=$(counter scratch_nested)
+	out=$($CTL run --policy tpre -- "$RACE" "$SECS" 0 "$@" 2>&1)
+	echo "$name: $out"
+	r=$(grep '^refused ' <<<"$out")
+	a=$(grep '^allowed ' <<<"$out")
+	check "$name: the refused call never succeeds" "$(sed -n 's/.* ok=\([0-9]*\) .*/\1/p' <<<"$r")" 0
+	check_match "$name: the refused call fails with EPERM, many times" "$r" \
+		' err=[0-9]{3,} errno=EPERM '
+	check "$name: the allowed call never fails" "$(sed -n 's/.* err=\([0-9]*\) .*/\1/p' <<<"$a")" 0
+	check_match "$name: the allowed call succeeds, many times" "$a" ' ok=[0-9]{3,} '
+	nest1=$(counter scratch_nested)
+	check_match "$name: judgements ran while another was preempted mid-way" \
+		"$((nest1 - nest0))" '^[1-9]'
+	check_match "$name: refusals are recorded" \
+		"$(audit_wait ".policy == \"tpre\" and .target == \"$target\"")" '^[1-9]'
+}
+
+race_case "open for read" "$D/secret" read "$D/secret" tmpfile "$D/w"
+race_case "create" "$DEEP/refused" creat "$DEEP/refused" tmpfile "$D/w"
+race_case "unix connect" "$D/s/refused.sock" connect "$D/s/refused.sock" tmpfile "$D/w"
+# The allowed socket's listener takes connections (the positive control
+# of the refused connect).
+check "a connect to the allowed socket succeeds" "$($CTL run --policy tpre -- "$TRY" connect "$D/s/allowed.sock" 2>/dev/null | head -n 1)" ok
+
+check "every record names a refused object" \
+	"$(audit_count ".policy == \"tpre\" and ([.target] | inside([\"$D/secret\", \"$DEEP/refused\", \"$D/s/refused.sock\"]) | not)")" 0
+echo "$was" >"$PRE"
+check "the kernel's preemption is restored" "$(mode)" "$was"
+check_log_valid
