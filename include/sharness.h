@@ -423,7 +423,8 @@ enum sh_counter_what {
 #define SH_CNT_MEMO_STORE   (SH_CNT_DROPPED + 4) /* directory verdicts memoized */
 #define SH_CNT_SCRATCH_BUSY (SH_CNT_DROPPED + 5) /* refused: every scratch held (bpf/lib/maps.h) */
 #define SH_CNT_SCRATCH_NEST (SH_CNT_DROPPED + 6) /* a scratch passed by: a preempted judgement's */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 7)
+#define SH_CNT_SCRATCH_LEAK (SH_CNT_DROPPED + 7) /* a scratch a call did not give back */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 8)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

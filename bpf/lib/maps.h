@@ -277,12 +277,20 @@ static __always_inline struct scratch *claim_scratch_at(__u8 *held)
 		if (!s)
 			break;
 		o = s->owner;
+		if (o == me) {
+			/* Left by an earlier call of this task: taking it
+			 * back would race a task about to take it. */
+			count(SH_CNT_SCRATCH_LEAK);
+			continue;
+		}
 		if (o && in_program(o)) {
 			count(SH_CNT_SCRATCH_NEST);
 			continue;
 		}
 		if (__sync_val_compare_and_swap(&s->owner, o, me) != o)
 			continue;
+		if (o)
+			count(SH_CNT_SCRATCH_LEAK);
 		s->self = i;
 		*held = i + 1;
 		return s;

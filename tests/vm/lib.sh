@@ -162,15 +162,16 @@ unload_all() {
 		--audit-log "$AUDIT" 2>/dev/null
 }
 
-# Every test's end: no use was refused because each of a CPU's working
-# buffers was held (bpf/lib/maps.h). Without preempted judgements that
-# only happens when a program forgot to give one back. (A daemon of an
-# older build, t_handover's, has no such count.)
+# Every test's end: every program gave back the working buffer it took
+# (bpf/lib/maps.h), and no use was refused for want of one (which, without
+# preempted judgements, only a buffer not given back can cause). A daemon
+# of an older build (t_handover's) has no such counts.
 scratch_guard() {
-	local b
+	local b l
 	[ -n "$DAEMON_PID" ] || return 0
 	b=$(counter scratch_busy)
-	[ -z "$b" ] || check "no use refused for want of a scratch" "$b" 0
+	l=$(counter scratch_leaked)
+	[ -z "$b$l" ] || check "every scratch given back, none lacking" "leaked=$l busy=$b" "leaked=0 busy=0"
 }
 
 cleanup() { scratch_guard; unload_all; }
