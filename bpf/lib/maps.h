@@ -228,8 +228,10 @@ static __always_inline void count(__u32 idx)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
 
+	/* Atomic: a program preempted between load and store (full
+	 * preemption) would lose another task's count. */
 	if (c)
-		*c += 1;
+		__sync_fetch_and_add(c, 1);
 }
 
 static __always_inline struct scratch *scratch_at(__u32 i)
@@ -239,29 +241,31 @@ static __always_inline struct scratch *scratch_at(__u32 i)
 
 /*
  * Is task t (a struct task_struct *, read as memory) in the middle of a BPF
- * program? The trampoline disables its migration for the program's whole
- * run. Another reason to disable it only makes a scratch look taken. A
- * kernel without the field (no SMP) never preempts a program.
+ * program? The trampoline disables its migration for the program's run
+ * where programs can be preempted. Only tells a held scratch's owner that
+ * is still judging (nested) from one whose call did not give it back
+ * (leaked), for the counts: neither is ever taken over.
  */
 static __always_inline bool in_program(__u64 t)
 {
 	unsigned short md = 1;
 
 	if (!bpf_core_field_exists(struct task_struct, migration_disabled))
-		return false;
+		return true;
 	bpf_probe_read_kernel(&md, sizeof(md),
 			      (void *)t + bpf_core_field_offset(struct task_struct, migration_disabled));
 	return md != 0;
 }
 
 /*
- * A scratch of this CPU for the current program call: a free one, or one
- * a call that ended without giving it back left (its owner is in no
- * program: it cannot be using it). Taken atomically, so that a task
- * preempted between looking and taking cannot take what another took
- * meanwhile. A task never takes back a scratch it left: only the call
- * that holds one (*held, its index + 1) uses it. NULL when every one is
- * held by a preempted judgement: the caller refuses.
+ * A free scratch of this CPU for the current program call, taken with an
+ * atomic compare-and-swap of its owner word (0 to the task), so that two
+ * tasks of one CPU, one preempted between looking and taking, never take
+ * the same one. Only the call that holds it (*held: its index + 1) uses
+ * it, until it gives it back (scratch_done_at). A held one is never taken
+ * over, not even one its call failed to give back: an owner word seen
+ * again may be a new call's (ABA). NULL when none is free: the caller
+ * refuses.
  */
 static __always_inline struct scratch *claim_scratch_at(__u8 *held)
 {
@@ -277,21 +281,17 @@ static __always_inline struct scratch *claim_scratch_at(__u8 *held)
 		if (!s)
 			break;
 		o = s->owner;
-		if (o == me) {
-			/* Left by an earlier call of this task: taking it
-			 * back would race a task about to take it. */
-			count(SH_CNT_SCRATCH_LEAK);
+		if (o) {
+			/* Held by a preempted judgement, or left held by a
+			 * call that ended (this task's own earlier one, or
+			 * one whose owner is in no program). */
+			count(o != me && in_program(o) ? SH_CNT_SCRATCH_NEST : SH_CNT_SCRATCH_LEAK);
 			continue;
 		}
-		if (o && in_program(o)) {
-			count(SH_CNT_SCRATCH_NEST);
+		if (__sync_val_compare_and_swap(&s->owner, 0, me) != 0)
 			continue;
-		}
-		if (__sync_val_compare_and_swap(&s->owner, o, me) != o)
-			continue;
-		if (o)
-			count(SH_CNT_SCRATCH_LEAK);
 		s->self = i;
+		s->err = 0;
 		*held = i + 1;
 		return s;
 	}
@@ -307,6 +307,8 @@ static __always_inline void scratch_done_at(__u8 *held)
 	if (!*held)
 		return;
 	s = scratch_at(*held - 1);
+	/* Every use of it comes first. */
+	asm volatile("" ::: "memory");
 	if (s)
 		s->owner = 0;
 	*held = 0;
