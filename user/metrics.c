@@ -157,7 +157,7 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	     "Working buffers passed by because a preempted judgement held them.");
 	line(b, "sharness_scratch_nested_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_NEST]);
 	help(b, "sharness_scratch_leaked_total", "counter",
-	     "Working buffers found held after the call that took them ended (a program's fault).");
+	     "Working buffers a task found still held by its own earlier call (a program's fault).");
 	line(b, "sharness_scratch_leaked_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_LEAK]);
 	help(b, "sharness_events_suppressed_total", "counter", "Records folded into suppressed records.");
 	line(b, "sharness_events_suppressed_total %" PRIu64 "\n", d->rl.suppressed_total);

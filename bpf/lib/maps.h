@@ -240,24 +240,6 @@ static __always_inline struct scratch *scratch_at(__u32 i)
 }
 
 /*
- * Is task t (a struct task_struct *, read as memory) in the middle of a BPF
- * program? The trampoline disables its migration for the program's run
- * where programs can be preempted. Only tells a held scratch's owner that
- * is still judging (nested) from one whose call did not give it back
- * (leaked), for the counts: neither is ever taken over.
- */
-static __always_inline bool in_program(__u64 t)
-{
-	unsigned short md = 1;
-
-	if (!bpf_core_field_exists(struct task_struct, migration_disabled))
-		return true;
-	bpf_probe_read_kernel(&md, sizeof(md),
-			      (void *)t + bpf_core_field_offset(struct task_struct, migration_disabled));
-	return md != 0;
-}
-
-/*
  * A free scratch of this CPU for the current program call, taken with an
  * atomic compare-and-swap of its owner word (0 to the task), so that two
  * tasks of one CPU, one preempted between looking and taking, never take
@@ -282,10 +264,14 @@ static __always_inline struct scratch *claim_scratch_at(__u8 *held)
 			break;
 		o = s->owner;
 		if (o) {
-			/* Held by a preempted judgement, or left held by a
-			 * call that ended (this task's own earlier one, or
-			 * one whose owner is in no program). */
-			count(o != me && in_program(o) ? SH_CNT_SCRATCH_NEST : SH_CNT_SCRATCH_LEAK);
+			/* Another task's: held by its preempted judgement
+			 * (or left by a call of its that ended, which its
+			 * next claim here counts). This task's own: left by
+			 * an earlier call, as nothing of this task's runs
+			 * while it judges. Whether another task is still
+			 * judging cannot be read together with its owner
+			 * word: it is not asked. */
+			count(o == me ? SH_CNT_SCRATCH_LEAK : SH_CNT_SCRATCH_NEST);
 			continue;
 		}
 		if (__sync_val_compare_and_swap(&s->owner, 0, me) != 0)
