@@ -152,7 +152,8 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 		return 0;
 	s = get_scratch(m);
 	if (!s)
-		return -EPERM;
+		return no_scratch(m, &(struct refusal){
+				.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE });
 	nc = scan_mounts(s, dentry);
 	/*
 	 * The name found and the reason are kept in the scratch, not in

@@ -22,7 +22,7 @@ static __always_inline int judge_exec(struct member *m, struct linux_binprm *bpr
 	count(SH_CNT_HOOK(SH_HOOK_EXEC, SH_CNT_CHECK));
 	s = get_scratch(m);
 	if (!s)
-		return -EPERM;
+		return no_scratch(m, &w);
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 
@@ -93,7 +93,7 @@ static __always_inline int __judge_exec_map(struct member *m, struct file *file,
 		return 0;
 	s = get_scratch(m);
 	if (!s)
-		return -EPERM;
+		return no_scratch(m, &w);
 	if (deleted)
 		return report(m, s, &w, SH_WHY_DELETED, name_path(s, dentry, mnt));
 	/* The file's own memo, where one holds. */

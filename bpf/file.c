@@ -128,7 +128,7 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	if (dis || daemon_file(dentry, write, false)) {
 		s = get_scratch(m);
 		if (!s)
-			return -EPERM;
+			return no_scratch(m, &w);
 		len = name_file(s, file, dentry, mnt, use_d_path);
 		s->err = dis ? -ESTALE : 0;
 		return report(m, s, &w, dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED, len);
@@ -145,7 +145,7 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 		return 0;
 	s = get_scratch(m);
 	if (!s)
-		return -EPERM;
+		return no_scratch(m, &w);
 	if (knob) {
 		/* Refused whatever the path: it only names the record. */
 		w.hook = knob;
@@ -252,7 +252,7 @@ static __always_inline int __judge_write(struct member *m, struct dentry *dentry
 
 		s = get_scratch(m);
 		if (!s)
-			return -EPERM;
+			return no_scratch(m, &w);
 		len = name_path(s, dentry, mnt);
 		s->err = why == SH_WHY_UNRESOLVED ? -ESTALE : 0;
 		if (knob)
@@ -266,7 +266,7 @@ static __always_inline int __judge_write(struct member *m, struct dentry *dentry
 		return 0;
 	s = get_scratch(m);
 	if (!s)
-		return -EPERM;
+		return no_scratch(m, &w);
 	len = walk_path(s, dentry, mnt);
 	if (len <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);

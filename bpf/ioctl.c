@@ -36,6 +36,7 @@ static __always_inline bool inode_flags_ioctl(unsigned int cmd)
 static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 				       int ret)
 {
+	const struct refusal w = { .hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd };
 	struct member m = {};
 	struct scratch *s;
 	int owner;
@@ -58,10 +59,8 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
 	s = get_scratch(&m);
 	if (!s)
-		return -EPERM;
-	return released(&m, report(&m, s, &(struct refusal){
-					   .hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd },
-				   m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
+		return no_scratch(&m, &w);
+	return released(&m, report(&m, s, &w, m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY,
 				   name_path(s, BPF_CORE_READ(file, f_path.dentry),
 					     BPF_CORE_READ(file, f_path.mnt))));
 }

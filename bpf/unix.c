@@ -39,7 +39,7 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 	    BPF_CORE_READ(dentry, d_sb, s_dev) == ctl_dev) {
 		s = get_scratch(m);
 		if (!s)
-			return -EPERM;
+			return no_scratch(m, &w);
 		return report(m, s, &w, SH_WHY_PROTECTED, name_path(s, dentry, BPF_CORE_READ(u, path.mnt)));
 	}
 	if (!(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
@@ -52,7 +52,7 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 		return 0;
 	s = get_scratch(m);
 	if (!s)
-		return -EPERM;
+		return no_scratch(m, &w);
 	if (dentry) {
 		len = peer_path(s, dentry, mnt);
 		if (len <= 0)

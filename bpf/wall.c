@@ -50,18 +50,16 @@ int BPF_PROG(sh_task_alloc, struct task_struct *task, unsigned long clone_flags,
 SEC("lsm/path_chroot")
 int BPF_PROG(sh_path_chroot, const struct path *path, int ret)
 {
+	const struct refusal w = { .hook = SH_HOOK_CHROOT, .op = SH_OP_CHROOT };
 	struct member m = {};
 	struct scratch *s;
-	long len;
 
 	ENTER(ret, m);
 	s = get_scratch(&m);
 	if (!s)
-		return -EPERM;
-	len = name_path(s, path->dentry, path->mnt);
-	return released(&m, report(&m, s, &(struct refusal){
-					   .hook = SH_HOOK_CHROOT, .op = SH_OP_CHROOT },
-				   SH_WHY_FORBIDDEN, len));
+		return no_scratch(&m, &w);
+	return released(&m, report(&m, s, &w, SH_WHY_FORBIDDEN,
+				   name_path(s, path->dentry, path->mnt)));
 }
 
 /* bpf(): listing, detaching or rewriting programs and maps. */

@@ -212,8 +212,8 @@ _Static_assert((__builtin_offsetof(struct scratch, ev) + __builtin_offsetof(stru
  * disabled. On a fully preemptible kernel (preempt=full, PREEMPT_RT) a
  * task preempted in the middle of a judgement leaves its path here while
  * other tasks' programs run on the same CPU: each of them takes another
- * one. Four allow three judgements preempted at once on one CPU; a fifth
- * is refused (SH_CNT_SCRATCH_BUSY).
+ * one. With four held by judgements preempted on one CPU, a fifth is
+ * refused (SH_CNT_SCRATCH_BUSY, verdict.h no_scratch).
  */
 #define SH_SCRATCH_SLOTS 4
 

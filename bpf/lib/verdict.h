@@ -320,6 +320,17 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	return lsm_ret(ret);
 }
 
+/*
+ * No scratch free on this CPU (claim_scratch_at: each held by a preempted
+ * judgement): refused like a path that cannot be resolved, and recorded
+ * without one (path_error -EAGAIN), in audit and learning modes as any
+ * such use.
+ */
+static __always_inline int no_scratch(const struct member *m, const struct refusal *w)
+{
+	return report(m, 0, w, SH_WHY_UNRESOLVED, -EAGAIN);
+}
+
 /* ---- a tree cannot take the wall down ----------------------------------- */
 
 /* Operations no tree may perform, whatever its policy and its uid. */
@@ -333,13 +344,13 @@ static __always_inline int forbid(struct member *m, __u32 hook, __u32 op, __u32 
 static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
 				     struct dentry *dentry, struct vfsmount *mnt)
 {
+	const struct refusal w = { .hook = hook, .op = op };
 	struct scratch *s = get_scratch(m);
 
 	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
 	if (!s)
-		return -EPERM;
-	return released(m, report(m, s, &(struct refusal){ .hook = hook, .op = op },
-				  SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
+		return no_scratch(m, &w);
+	return released(m, report(m, s, &w, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
 }
 
 #endif
