@@ -23,6 +23,7 @@ D=$SH_TMP/d
 DEEP=$D/w/a/b/c/d/e/f/g/h
 mkdir -p "$DEEP" "$D/s"
 echo secret >"$D/secret"
+echo public >"$D/public"
 
 cat >"$SH_TMP/policies/tpre.policy" <<P
 [policy]
@@ -84,6 +85,12 @@ race_case() {
 	check_match "$name: refusals are recorded" \
 		"$(audit_wait ".policy == \"tpre\" and .target == \"$target\"")" '^[1-9]'
 }
+
+# Each refused call's twin, alone: the same call on a name beside it.
+check "a read beside the denied file succeeds" \
+	"$($CTL run --policy tpre -- "$TRY" open "$D/public" r 2>/dev/null | head -n 1)" ok
+check "a create beside the denied name succeeds" \
+	"$($CTL run --policy tpre -- "$TRY" open "$DEEP/allowed" creat 2>/dev/null | head -n 1)" ok
 
 race_case "open for read" "$D/secret" read "$D/secret" tmpfile "$D/w"
 race_case "create" "$DEEP/refused" creat "$DEEP/refused" tmpfile "$D/w"
