@@ -5,10 +5,11 @@
  * while, so that on a fully preemptible kernel one is preempted in the
  * middle of a hook's judgement by the other.
  *
- *   race SECONDS CPU OP REFUSED OP ALLOWED
+ *   race SECONDS CPU OP REFUSED OP ALLOWED [N]
  *
  * The first child repeats its OP on REFUSED (which the policy refuses),
- * the second its OP on ALLOWED (which it allows); both are pinned to CPU.
+ * the others (N, 1 by default) their OP on ALLOWED (which it allows); all
+ * are pinned to CPU.
  * OP:
  *   read    open(O_RDONLY) and close
  *   creat   open(O_CREAT|O_WRONLY) and unlink (REFUSED: a name that
@@ -128,32 +129,36 @@ int main(int argc, char **argv)
 {
 	enum op opa, opb;
 	double secs, end;
-	pid_t a, b;
-	int cpu, st;
+	pid_t a, b[16];
+	int cpu, st, n;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: race SECONDS CPU OP REFUSED OP ALLOWED\n");
+	if (argc != 7 && argc != 8) {
+		fprintf(stderr, "usage: race SECONDS CPU OP REFUSED OP ALLOWED [N]\n");
 		return 2;
 	}
 	secs = atof(argv[1]);
 	cpu = atoi(argv[2]);
 	opa = op_of(argv[3]);
 	opb = op_of(argv[5]);
-	if (secs <= 0 || cpu < 0 || opa == OP_BAD || opb == OP_BAD)
+	n = argc == 8 ? atoi(argv[7]) : 1;
+	if (secs <= 0 || cpu < 0 || opa == OP_BAD || opb == OP_BAD || n < 1 || n > 16)
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	end = now() + secs;
 	a = fork();
 	if (a == 0)
 		child("refused", opa, argv[4], end, cpu);
-	b = fork();
-	if (b == 0)
-		child("allowed", opb, argv[6], end, cpu);
-	if (a < 0 || b < 0)
+	for (int i = 0; i < n; i++) {
+		b[i] = fork();
+		if (b[i] == 0)
+			child("allowed", opb, argv[6], end, cpu);
+		if (b[i] < 0)
+			return 2;
+	}
+	if (a < 0 || waitpid(a, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 		return 2;
-	if (waitpid(a, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return 2;
-	if (waitpid(b, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return 2;
+	for (int i = 0; i < n; i++)
+		if (waitpid(b[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 2;
 	return 0;
 }

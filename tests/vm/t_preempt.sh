@@ -95,6 +95,19 @@ check "a create beside the denied name succeeds" \
 race_case "open for read" "$D/secret" read "$D/secret" tmpfile "$D/w"
 race_case "create" "$DEEP/refused" creat "$DEEP/refused" tmpfile "$D/w"
 race_case "unix connect" "$D/s/refused.sock" connect "$D/s/refused.sock" tmpfile "$D/w"
+
+# Nine busy processes on one CPU: the refused read and eight writers whose
+# judgement walks a deep path. With four buffers a CPU, one writer call in
+# ten failed (every buffer held by preempted judgements); there are as
+# many as a claimer can find held here.
+out=$($CTL run --policy tpre -- "$RACE" "$SECS" 0 read "$D/secret" tmpfile "$DEEP" 8 2>&1)
+echo "nine on one CPU: $out"
+check "nine on one CPU: the refused read never succeeds" \
+	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
+check "nine on one CPU: eight writers ran, each many times" \
+	"$(grep -cE '^allowed ok=[0-9]{3,} ' <<<"$out")" 8
+check "nine on one CPU: no writer call failed" \
+	"$(grep '^allowed ' <<<"$out" | grep -vc ' err=0 ')" 0
 # The allowed socket's listener takes connections (the positive control
 # of the refused connect).
 check "a connect to the allowed socket succeeds" "$($CTL run --policy tpre -- "$TRY" connect "$D/s/allowed.sock" 2>/dev/null | head -n 1)" ok
