@@ -36,8 +36,6 @@ static __always_inline bool inode_flags_ioctl(unsigned int cmd)
 static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsigned long arg,
 				       int ret)
 {
-	const struct refusal w = { .hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd };
-	struct member m = {};
 	struct scratch *s;
 	int owner;
 
@@ -46,6 +44,11 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP && !inode_flags_ioctl(cmd) &&
 	    !tty_forbidden(cmd, arg))
 		return 0;
+	/* Set up here: every ioctl on the host gets this far only to the
+	 * return above. */
+	struct member m = {};
+	const struct refusal w = { .hook = SH_HOOK_TTY, .op = SH_OP_IOCTL, .op_flags = cmd };
+
 	if (!membership(&m))
 		return 0;
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP) {
