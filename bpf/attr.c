@@ -88,59 +88,92 @@ static long mount_scan_step(__u32 i, void *data)
 	return 0;
 }
 
+/* The slot of sb_mount for dentry's file system in the task's namespace. */
+static __always_inline struct sb_mount *sb_mount_slot(struct dentry *dentry, __u64 *sb, __u64 *ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct { void *sb, *ns; } p = { dentry->d_sb, task->nsproxy->mnt_ns };
+	__u32 i;
+
+	/* Loaded directly, then made numbers by one copy onto themselves
+	 * (a BTF pointer takes no arithmetic, the hash's). */
+	if (bpf_probe_read_kernel(&p, sizeof(p), &p))
+		return NULL;
+	*sb = (__u64)p.sb;
+	*ns = (__u64)p.ns;
+	i = memo_mix(memo_key ^ 0x5c, *sb ^ *ns) & (SH_SB_CACHE - 1);
+	return bpf_map_lookup_elem(&sb_mount, &i);
+}
+
+/* The one mount of dentry's file system in the task's namespace, where
+ * sb_mount remembers it for the present mount_lock count; 0 otherwise
+ * (scan_mounts finds the mounts). No scratch is needed for it. */
+static __always_inline __u64 remembered_mount(struct dentry *dentry)
+{
+	__u32 mseq = seq_of(&mount_lock);
+	struct sb_mount *c;
+	__u64 sb = 0, ns = 0, mnt;
+
+	if (!memo_key || (mseq & 1))
+		return 0;       /* the memo is off, or a mount change under way */
+	c = sb_mount_slot(dentry, &sb, &ns);
+	if (!c)
+		return 0;
+	mnt = c->mnt;
+	return c->check == sb_mount_check(sb, ns, mseq, mnt) ? mnt : 0;
+}
+
 /* The mounts of dentry's file system in the task's namespace (others',
- * private /tmp and the like, are skipped, not counted) into s->cands:
- * the one remembered (sb_mount), or a scan of its mount list. */
+ * private /tmp and the like, are skipped, not counted) into s->cands, by
+ * a scan of its mount list; one alone is remembered (sb_mount). */
 static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentry)
 {
-	struct super_block *sb = BPF_CORE_READ(dentry, d_sb);
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct mount_scan scan = {};
-	__u32 mseq = seq_of(&mount_lock), i;
+	__u32 mseq = seq_of(&mount_lock);
 	struct sb_mount *c;
-	__u64 mnt;
+	__u64 sb = 0, ns = 0, mnt;
 
-	scan.ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	c = sb_mount_slot(dentry, &sb, &ns);
+	scan.ns = (void *)ns;
 	scan.slot = s->self;
-	i = memo_mix(memo_key ^ 0x5c, (__u64)sb ^ (__u64)scan.ns) & (SH_SB_CACHE - 1);
-	c = bpf_map_lookup_elem(&sb_mount, &i);
-	if (!memo_key || (mseq & 1))
-		c = NULL;       /* the memo is off, or a mount change under way */
-	if (c) {
-		mnt = c->mnt;
-		if (c->check == sb_mount_check((__u64)sb, (__u64)scan.ns, mseq, mnt)) {
-			s->cands[0] = mnt;
-			s->ncands = 1;
-			return 1;
-		}
-	}
 	scan.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
-	scan.pos = BPF_CORE_READ(sb, s_mounts.next);
+	scan.pos = sb ? read_ptr(scan.head, 0) : 0; /* list_head.next */
 	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
 	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
 	s->ncands = 0;
 	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
 	/* Remembered only for a count no mount change overlapped. */
-	if (c && s->ncands == 1 && seq_of(&mount_lock) == mseq) {
+	if (c && memo_key && !(mseq & 1) && s->ncands == 1 && seq_of(&mount_lock) == mseq) {
 		mnt = s->cands[0];
 		c->mnt = mnt;
-		c->check = sb_mount_check((__u64)sb, (__u64)scan.ns, mseq, mnt);
+		c->check = sb_mount_check(sb, ns, mseq, mnt);
 	}
 	return s->ncands;
+}
+
+/* Does the directory memo allow the change through the mount mnt (a
+ * struct mount, as a number)? As in the path hooks, which name through a
+ * mount by the same walk. */
+static __always_inline bool memo_allows_through(struct member *m, struct dentry *dentry,
+						__u64 mnt, struct memo_state *memo)
+{
+	struct vfsmount *vm = (void *)mnt + bpf_core_field_offset(struct mount, mnt);
+
+	return memo_allows_at(m, dentry, vm, BPF_CORE_READ(vm, mnt_root), true, false, true, memo);
 }
 
 static __always_inline int __judge_dentry_change(struct member *m, struct dentry *dentry,
 						 __u32 op)
 {
-	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc;
+	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
+	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc = 0;
 	struct memo_state memo = {};
 	struct scratch *s;
+	__u64 one = 0;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
-		return report(m, 0, &(struct refusal){
-				.hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },
-			      SH_WHY_NOPOLICY, 0);
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 	knob = forbidden_fs(dentry, m->origin);
 	if (daemon_file(dentry, true, false)) {
 		knob = SH_HOOK_FILE;
@@ -148,13 +181,38 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 	} else if (knob) {
 		reason = SH_WHY_FORBIDDEN;
 	}
+	if (knob)
+		w.hook = knob;
 	if (!knob && !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
 		return 0;
-	s = get_scratch(m);
+	/*
+	 * The file system's only mount in the task's namespace (the usual
+	 * case): the directory memo through it. Where that mount is
+	 * remembered, no scratch is taken for a use the memo allows; else
+	 * the mounts are scanned first.
+	 */
+	if (!knob) {
+		one = remembered_mount(dentry);
+		if (!one) {
+			s = get_scratch(m);
+			if (!s)
+				return no_scratch(m, &w);
+			nc = scan_mounts(s, dentry);
+			if (nc == 1)
+				one = s->cands[0];
+		}
+		if (one && memo_allows_through(m, dentry, one, &memo))
+			return 0;
+	}
+	s = get_scratch(m);     /* the one taken above, or a first */
 	if (!s)
-		return no_scratch(m, &(struct refusal){
-				.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE });
-	nc = scan_mounts(s, dentry);
+		return no_scratch(m, &w);
+	if (knob) {
+		nc = scan_mounts(s, dentry);
+	} else if (one) {
+		s->cands[0] = one;
+		nc = 1;
+	}
 	/*
 	 * The name found and the reason are kept in the scratch, not in
 	 * registers: the verifier then reaches report() with one state
@@ -163,16 +221,6 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 	 */
 	s->cand_len = -ESTALE;
 	s->cand_why = reason;
-	/* The file system's only mount in the task's namespace (the usual
-	 * case): the directory memo, as in the path hooks (which name
-	 * through a mount too, by the same walk). */
-	if (nc == 1 && !knob) {
-		struct vfsmount *vm = (void *)s->cands[0] + bpf_core_field_offset(struct mount, mnt);
-
-		if (memo_allows_at(m, dentry, vm, BPF_CORE_READ(vm, mnt_root), true, false, true,
-				   &memo))
-			return 0;
-	}
 	for (int i = 0; i < SH_SB_MOUNTS_MAX; i++) {
 		long l;
 
@@ -197,9 +245,7 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 		memo_store(s, m, dentry, s->cand_len, &memo);
 		return 0;
 	}
-	return report(m, s, &(struct refusal){
-			.hook = knob ? knob : SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE },
-		      s->cand_why, s->cand_len);
+	return report(m, s, &w, s->cand_why, s->cand_len);
 }
 
 /* The scratch a judgement took is given back when it ends (maps.h). */

@@ -91,14 +91,14 @@ static __always_inline int __judge_exec_map(struct member *m, struct file *file,
 	deleted = file->f_inode->i_nlink == 0;
 	if (!deleted && !(m->flags & SH_PF_EXEC_RULES))
 		return 0;
+	/* The file's own memo, where one holds: no scratch taken. */
+	if (!deleted && exec_memo_allows(m, dentry, mnt, &memo))
+		return 0;
 	s = get_scratch(m);
 	if (!s)
 		return no_scratch(m, &w);
 	if (deleted)
 		return report(m, s, &w, SH_WHY_DELETED, name_path(s, dentry, mnt));
-	/* The file's own memo, where one holds. */
-	if (exec_memo_allows(m, dentry, mnt, &memo))
-		return 0;
 	/* Where a name folds is told by the walk below. */
 	len = file_resolvable(file, false, false);
 	if (len < 0) {

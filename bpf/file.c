@@ -143,6 +143,10 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
 	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))
 		return 0;
+	/* Its directory's rule, where a memo of it holds: no scratch taken. */
+	if (!knob && !blk && !tmpfile &&
+	    memo_allows(m, dentry, mnt, write, true, !use_d_path, &memo))
+		return 0;
 	s = get_scratch(m);
 	if (!s)
 		return no_scratch(m, &w);
@@ -153,10 +157,6 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	}
 	if (blk)
 		return judge_device(m, s, file, &w, use_d_path);
-	/* Its directory's rule, where a memo of it holds. */
-	if (!tmpfile &&
-	    memo_allows(m, dentry, mnt, write, true, !use_d_path, &memo))
-		return 0;
 	err = file_resolvable(file, made_unhashed(file, dentry, op, tmpfile),
 			      m->flags & restricting(SH_KEY_FILE));
 	if (err < 0) {

@@ -20,7 +20,7 @@ int BPF_PROG(sh_task_kill, struct task_struct *p, struct kernel_siginfo *info,
 
 	ENTER(ret, m);
 	count(SH_CNT_HOOK(SH_HOOK_SIGNAL, SH_CNT_CHECK));
-	w.target_pid = BPF_CORE_READ(p, tgid);
+	w.target_pid = p->tgid;
 	if (!m.flags)
 		return report(&m, 0, &w, SH_WHY_NOPOLICY, 0);
 	/* Signal 0 delivers nothing: it only asks whether p exists. */
