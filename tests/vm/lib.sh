@@ -22,6 +22,12 @@ DAEMON_PID=
 # for a loaded 2-core machine under emulation. Waits poll for the event and
 # return as soon as it happens; no check sleeps for a guessed time.
 SH_WAIT=${SH_WAIT:-60}
+# A daemon start loads every program through the verifier: about 35 s on
+# 6.12 under emulation, and twice that on a busy host. Where a test waits
+# for one by its own means (not start_daemon, which waits for the start's
+# own exit), it waits for the event up to this bound, which only catches
+# a hang.
+SH_START_WAIT=${SH_START_WAIT:-600}
 
 # wait_until CMD...: runs CMD every 0.1 s until it succeeds or SH_WAIT
 # seconds have passed; returns CMD's last status.

@@ -67,11 +67,17 @@ check_match "it says another sharnessd holds the lock" "$(cat "$SH_TMP/second.er
 
 # (5) Detached from a terminal, the daemon writes nothing more on it.
 stop_daemon TERM
-script -qfec "$SH_BUILD/sharnessd --policy-dir $SH_TMP/policies --audit-log $AUDIT --socket $SOCK --pin-dir $PIN; sleep 600" \
+script -qfec "$SH_BUILD/sharnessd --policy-dir $SH_TMP/policies --audit-log $AUDIT --socket $SOCK --pin-dir $PIN; echo \"sharnessd exit \$?\"; sleep 600" \
 	"$SH_TMP/tty.log" >/dev/null 2>&1 &
 scriptpid=$!
-up() { $CTL status >/dev/null 2>&1; }
-wait_until up
+# The foreground sharnessd returns once the daemon enforces, or has failed:
+# waited for as that event (its exit status on the terminal), not by
+# SH_WAIT's clock, as a start takes tens of seconds here (start_daemon).
+# (A digit: the log's header names the command, "$?" and all.)
+started() { grep -qE 'sharnessd exit [0-9]+' "$SH_TMP/tty.log" || ! kill -0 $scriptpid 2>/dev/null; }
+SH_WAIT=$SH_START_WAIT wait_until started
+check "on the terminal: the daemon started" "$(grep -oE 'sharnessd exit [0-9]+' "$SH_TMP/tty.log")" \
+	"sharnessd exit 0"
 DAEMON_PID=$($CTL status --json | jq -r .pid)
 check_match "on the terminal: its start-up messages" "$(cat "$SH_TMP/tty.log")" "enforcing 1 policies"
 printf '[policy]\nname = broken\n[bogus]\n' >"$SH_TMP/policies/broken.policy"
