@@ -45,7 +45,7 @@ static __always_inline __u64 sb_mount_check(__u64 sb, __u64 ns, __u32 mseq, __u6
 	__u64 h = memo_mix(memo_key ^ 0x5b, sb);
 
 	h = memo_mix(h, ns);
-	h = memo_mix(h, (__u64)mseq << 32 | (bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT));
+	h = memo_mix(h, (__u64)mseq << 32 | memo_epoch());
 	return memo_mix(h, mnt) | 1; /* never 0, a slot's start value */
 }
 

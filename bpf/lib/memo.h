@@ -18,7 +18,7 @@
  * name), mount and mount namespace, the kernel's rename and mount sequence
  * counts (rename_lock and mount_lock: every rename, mount, move and
  * unmount on the host bumps them) as they were before the path was
- * resolved and still after it was judged, and the same epoch of 8.6 s
+ * resolved and still after it was judged, and the same epoch of 2^11 jiffies
  * (the counts are 32 bits and wrap). It serves only tasks whose root is
  * their mount namespace's. A memo that is missing or stale costs the path
  * resolution it would have saved, never a verdict. The storage goes with
@@ -63,11 +63,18 @@ struct {
 } memos SEC(".maps");
 
 /*
- * A memo lasts at most one epoch of 2^33 ns (8.6 s) of the monotonic clock:
- * the 32-bit sequence counts wrap (2^31 renames bring rename_lock's back),
- * and no host renames that often in one epoch.
+ * A memo lasts at most one epoch of 2^11 jiffies (8.2 s at Debian's 250 Hz;
+ * 2 s at 1000 Hz, 20 s at 100 Hz): the 32-bit sequence counts wrap (2^31
+ * renames bring rename_lock's back), and no host renames that often in one
+ * epoch. Jiffies, not the monotonic clock: reading them is a load, where a
+ * clock read may reach a device (an HPET, where the TSC is unstable).
  */
-#define MEMO_EPOCH_SHIFT 33
+#define MEMO_EPOCH_SHIFT 11
+
+static __always_inline __u64 memo_epoch(void)
+{
+	return bpf_jiffies64() >> MEMO_EPOCH_SHIFT;
+}
 
 /* The state a memo is valid for. (Its size counts: the walk's callback
  * frames and the path hooks' own fill the verifier's 512 bytes of stack.) */
@@ -146,7 +153,7 @@ static __always_inline bool memo_unchanged(const struct member *m,
 					   const struct memo_state *st)
 {
 	return st->ok && seq_of(&rename_lock) == st->rseq && seq_of(&mount_lock) == st->mseq &&
-	       bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT == st->epoch && tag_gen == m->gen;
+	       memo_epoch() == st->epoch && tag_gen == m->gen;
 }
 
 /*
@@ -301,7 +308,7 @@ static __always_inline __u64 memo_never(const struct member *m)
 	__u64 h = memo_mix(memo_key ^ 0xff, m->gen);
 
 	h = memo_mix(h, (__u32)m->slot << 16 | m->policy);
-	h = memo_mix(h, bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT);
+	h = memo_mix(h, memo_epoch());
 	return (h ^ (h >> 32)) << 8 | MEMO_NEVER;
 }
 
@@ -363,7 +370,7 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	if (!root_is_top(st))
 		return false;
 	st->gen = m->gen;       /* in place of the root, now judged */
-	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	st->epoch = memo_epoch();
 	if (hashed && !dentry->d_hash.pprev)
 		return false;
 	if (!word || (word & ~0xffull) != memo_hash(st, marks) || (walk && !(word & MEMO_WALKED))) {
@@ -468,7 +475,7 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 		return false;
 	st->who |= MEMO_KIND_EXEC_MAP;
 	st->gen = m->gen;       /* in place of the root: not needed here */
-	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	st->epoch = memo_epoch();
 	if (!dentry->d_hash.pprev)
 		return false;
 	if (!word || (word & ~0xffull) != memo_hash(st, 0)) {
@@ -544,7 +551,7 @@ static __always_inline bool unix_memo_allows(const struct member *m, struct sock
 		return false;
 	st->who = (__u32)m->slot << 16 | m->policy | MEMO_KIND_UNIX;
 	st->gen = m->gen;
-	st->epoch = bpf_ktime_get_ns() >> MEMO_EPOCH_SHIFT;
+	st->epoch = memo_epoch();
 	if (!word || (*word & ~0xffull) != memo_hash(st, 0)) {
 		st->ok = 1;
 		return false;
