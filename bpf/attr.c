@@ -97,8 +97,8 @@ static __always_inline struct sb_mount *sb_mount_slot(struct dentry *dentry, __u
 
 	/* Loaded directly, then made numbers by one copy onto themselves
 	 * (a BTF pointer takes no arithmetic, the hash's). */
-	if (bpf_probe_read_kernel(&p, sizeof(p), &p))
-		return NULL;
+	if (bpf_probe_read_kernel(&p, sizeof(p), &p) || !p.sb || !p.ns)
+		return NULL;    /* no mount is named: refused (scan_mounts finds none) */
 	*sb = (__u64)p.sb;
 	*ns = (__u64)p.ns;
 	i = memo_mix(memo_key ^ 0x5c, *sb ^ *ns) & (SH_SB_CACHE - 1);
@@ -119,7 +119,7 @@ static __always_inline __u64 remembered_mount(struct dentry *dentry)
 	c = sb_mount_slot(dentry, &sb, &ns);
 	if (!c)
 		return 0;
-	mnt = c->mnt;
+	mnt = *(volatile __u64 *)&c->mnt;     /* read once: the check covers it */
 	return c->check == sb_mount_check(sb, ns, mseq, mnt) ? mnt : 0;
 }
 

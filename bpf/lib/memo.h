@@ -18,7 +18,7 @@
  * name), mount and mount namespace, the kernel's rename and mount sequence
  * counts (rename_lock and mount_lock: every rename, mount, move and
  * unmount on the host bumps them) as they were before the path was
- * resolved and still after it was judged, and the same epoch of 2^11 jiffies
+ * resolved and still after it was judged, and the same epoch of 2^10 jiffies
  * (the counts are 32 bits and wrap). It serves only tasks whose root is
  * their mount namespace's. A memo that is missing or stale costs the path
  * resolution it would have saved, never a verdict. The storage goes with
@@ -63,13 +63,14 @@ struct {
 } memos SEC(".maps");
 
 /*
- * A memo lasts at most one epoch of 2^11 jiffies (8.2 s at Debian's 250 Hz;
- * 2 s at 1000 Hz, 20 s at 100 Hz): the 32-bit sequence counts wrap (2^31
- * renames bring rename_lock's back), and no host renames that often in one
- * epoch. Jiffies, not the monotonic clock: reading them is a load, where a
+ * A memo lasts at most one epoch of 2^10 jiffies (4.1 s at Debian's 250 Hz;
+ * 1 s at 1000 Hz, 10 s at 100 Hz): the 32-bit sequence counts wrap (2^31
+ * writer sections bring mount_lock's back), and not even a host user
+ * bumping it on purpose (lazily unmounted mounts, some 10^7 a second)
+ * comes near that in one epoch. Jiffies, not the monotonic clock: reading them is a load, where a
  * clock read may reach a device (an HPET, where the TSC is unstable).
  */
-#define MEMO_EPOCH_SHIFT 11
+#define MEMO_EPOCH_SHIFT 10
 
 static __always_inline __u64 memo_epoch(void)
 {
