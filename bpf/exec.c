@@ -20,11 +20,11 @@ static __always_inline int judge_exec(struct member *m, struct linux_binprm *bpr
 	int err;
 
 	count(SH_CNT_HOOK(SH_HOOK_EXEC, SH_CNT_CHECK));
+	if (!m->flags)
+		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 	s = get_scratch(m);
 	if (!s)
 		return no_scratch(m, &w);
-	if (!m->flags)
-		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 
 	len = d_path_fold(s, bprm->file, false);
 	if (len <= 0)
