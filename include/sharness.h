@@ -424,7 +424,8 @@ enum sh_counter_what {
 #define SH_CNT_SCRATCH_BUSY (SH_CNT_DROPPED + 5) /* refused: every scratch held (bpf/lib/maps.h) */
 #define SH_CNT_SCRATCH_NEST (SH_CNT_DROPPED + 6) /* a scratch passed by: a preempted judgement's */
 #define SH_CNT_SCRATCH_LEAK (SH_CNT_DROPPED + 7) /* a scratch a call did not give back */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 8)
+#define SH_CNT_SCRATCH_TREE (SH_CNT_DROPPED + 8) /* refused: the tree holds its share of scratch */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 9)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

@@ -159,6 +159,9 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	help(b, "sharness_scratch_leaked_total", "counter",
 	     "Working buffers a task found still held by its own earlier call (a program's fault).");
 	line(b, "sharness_scratch_leaked_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_LEAK]);
+	help(b, "sharness_scratch_tree_total", "counter",
+	     "Judgements refused: their tree held its share of the CPU's scratch buffers.");
+	line(b, "sharness_scratch_tree_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_TREE]);
 	help(b, "sharness_events_suppressed_total", "counter", "Records folded into suppressed records.");
 	line(b, "sharness_events_suppressed_total %" PRIu64 "\n", d->rl.suppressed_total);
 	help(b, "sharness_events_logged_total", "counter", "Violation records written to the audit log.");

@@ -177,10 +177,6 @@ struct fold_offs {
 };
 
 struct scratch {
-	/* The task whose judgement it holds (struct task_struct *; 0: free).
-	 * Taken for one program call (claim_scratch), given back at its end
-	 * (scratch_done). */
-	__u64 owner;
 	__u32 self;     /* its index in scratch_map: for bpf_loop callbacks */
 	int err;        /* why ev.path is not the object's own path (report) */
 	__u32 ncands;
@@ -213,12 +209,16 @@ _Static_assert((__builtin_offsetof(struct scratch, ev) + __builtin_offsetof(stru
  * task preempted in the middle of a judgement leaves its path here while
  * other tasks' programs run on the same CPU: each of them takes another
  * one. Nine busy tasks on one CPU had four held at once 12,821 times in
- * 8 s under the test VM's emulation; eight (68 KiB a CPU) serve as many
- * busy tasks as t_preempt runs on one CPU. With all held, the next
- * judgement there is refused (SH_CNT_SCRATCH_BUSY, verdict.h no_scratch).
- * More cost the verifier: every claim unrolls the scan.
+ * 8 s under the test VM's emulation. One tree holds at most
+ * SH_SCRATCH_TREE_MAX of a CPU's buffers (as many as t_preempt's nine
+ * busy tasks of one tree use), so a tree that keeps its tasks preempted
+ * mid-judgement on a CPU leaves the rest to the other trees there. With
+ * its share held, the tree's next judgement on that CPU is refused
+ * (SH_CNT_SCRATCH_TREE); with every buffer held, anyone's
+ * (SH_CNT_SCRATCH_BUSY; verdict.h no_scratch). 102 KiB a CPU.
  */
-#define SH_SCRATCH_SLOTS 8
+#define SH_SCRATCH_SLOTS 12
+#define SH_SCRATCH_TREE_MAX 8
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -226,6 +226,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
+
+/* Who holds which of a CPU's scratch buffers: one word each, in one
+ * place, so that a claim reads them all with one lookup. */
+struct scratch_owners {
+	/* The task whose judgement it holds (struct task_struct *; 0:
+	 * free), and that task's tree (struct member.origin). */
+	__u64 task[SH_SCRATCH_SLOTS];
+	__u64 origin[SH_SCRATCH_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch_owners);
+} scratch_owners SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -242,64 +258,106 @@ static __always_inline struct scratch *scratch_at(__u32 i)
 	return bpf_map_lookup_elem(&scratch_map, &i);
 }
 
-/*
- * A free scratch of this CPU for the current program call, taken with an
- * atomic compare-and-swap of its owner word (0 to the task), so that two
- * tasks of one CPU, one preempted between looking and taking, never take
- * the same one. Only the call that holds it (*held: its index + 1) uses
- * it, until it gives it back (scratch_done_at). A held one is never taken
- * over, not even one its call failed to give back: an owner word seen
- * again may be a new call's (ABA). NULL when none is free: the caller
- * refuses (no_scratch).
- */
-static __always_inline struct scratch *claim_scratch_at(__u8 *held)
+static __always_inline struct scratch_owners *owners_here(void)
 {
-	__u64 me;
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch_owners, &zero);
+}
+
+/*
+ * Take a free scratch buffer of this CPU for the current task's judgement,
+ * for its tree `origin`: its index + 1, or 0 when none may be taken (the
+ * caller refuses: no_scratch). A global function, so that the verifier
+ * reads it once per program, not at every claim.
+ *
+ * A buffer is taken with an atomic compare-and-swap of its owner word
+ * (0 to the task), so that two tasks of one CPU, one preempted between
+ * looking and taking, never take the same one. A held one is never
+ * taken over, not even one its call failed to give back: an owner word
+ * seen again may be a new call's (ABA).
+ *
+ * The tree's share is counted after the take, with the tree written
+ * first: everything here runs on this CPU, so of the takes that pass,
+ * the last to write its tree saw every other one's, and no more than
+ * SH_SCRATCH_TREE_MAX pass.
+ */
+__attribute__((noinline)) int sh_scratch_take(__u64 origin)
+{
+	struct scratch_owners *own = owners_here();
+	__u64 me = (__u64)bpf_get_current_task();
+	__u32 i, held = 0;
+
+	if (!own)
+		return 0;
+	for (i = 0; i < SH_SCRATCH_SLOTS; i++) {
+		__u64 o = own->task[i];
+
+		if (!o && __sync_val_compare_and_swap(&own->task[i], 0, me) == 0)
+			break;
+		/* Another task's: held by its preempted judgement (or left
+		 * by a call of its that ended, which its next claim here
+		 * counts). This task's own: left by an earlier call, as
+		 * nothing of this task's runs while it judges. */
+		if (o)
+			count(o == me ? SH_CNT_SCRATCH_LEAK : SH_CNT_SCRATCH_NEST);
+	}
+	if (i >= SH_SCRATCH_SLOTS) {
+		count(SH_CNT_SCRATCH_BUSY);
+		return 0;
+	}
+	own->origin[i] = origin;
+	asm volatile("" ::: "memory");
+	/* This one included (the count does not compare indexes: cheaper
+	 * for the verifier). */
+	for (__u32 j = 0; j < SH_SCRATCH_SLOTS; j++)
+		if (own->task[j] && own->origin[j] == origin)
+			held++;
+	if (held > SH_SCRATCH_TREE_MAX) {
+		own->task[i] = 0;
+		count(SH_CNT_SCRATCH_TREE);
+		return 0;
+	}
+	return i + 1;
+}
+
+/*
+ * The current call's scratch (*held: its index + 1), taken at its first
+ * use. Only the call that holds it uses it, until it gives it back
+ * (scratch_done_at). NULL when none may be taken.
+ */
+static __always_inline struct scratch *claim_scratch_at(__u8 *held, __u64 origin)
+{
+	struct scratch *s;
+	int i;
 
 	if (*held)
 		return scratch_at(*held - 1);
-	me = (__u64)bpf_get_current_task();
-	for (__u32 i = 0; i < SH_SCRATCH_SLOTS; i++) {
-		struct scratch *s = scratch_at(i);
-		__u64 o;
-
-		if (!s)
-			break;
-		o = s->owner;
-		if (o) {
-			/* Another task's: held by its preempted judgement
-			 * (or left by a call of its that ended, which its
-			 * next claim here counts). This task's own: left by
-			 * an earlier call, as nothing of this task's runs
-			 * while it judges. Whether another task is still
-			 * judging cannot be read together with its owner
-			 * word: it is not asked. */
-			count(o == me ? SH_CNT_SCRATCH_LEAK : SH_CNT_SCRATCH_NEST);
-			continue;
-		}
-		if (__sync_val_compare_and_swap(&s->owner, 0, me) != 0)
-			continue;
-		s->self = i;
-		s->err = 0;
-		*held = i + 1;
-		return s;
-	}
-	count(SH_CNT_SCRATCH_BUSY);
-	return NULL;
+	i = sh_scratch_take(origin);
+	if (i <= 0 || i > SH_SCRATCH_SLOTS)
+		return NULL;
+	*held = i;
+	s = scratch_at(i - 1);
+	if (!s)
+		return NULL; /* given back at the program's end */
+	s->self = i - 1;
+	s->err = 0;
+	return s;
 }
 
 /* The scratch given back at the end of the program call that held it. */
 static __always_inline void scratch_done_at(__u8 *held)
 {
-	struct scratch *s;
+	struct scratch_owners *own;
+	__u32 i = *held - 1;
 
 	if (!*held)
 		return;
-	s = scratch_at(*held - 1);
+	own = owners_here();
 	/* Every use of it comes first. */
 	asm volatile("" ::: "memory");
-	if (s)
-		s->owner = 0;
+	if (own && i < SH_SCRATCH_SLOTS)
+		own->task[i] = 0;
 	*held = 0;
 }
 

@@ -30,7 +30,7 @@ struct member {
 
 /* The call's scratch (maps.h): claimed at its first use, given back by
  * the program before it returns (RELEASED). */
-#define get_scratch(m)  claim_scratch_at(&(m)->scratch)
+#define get_scratch(m)  claim_scratch_at(&(m)->scratch, (m)->origin)
 
 /* A program's answer, after giving back the scratch it held. */
 static __always_inline int released(struct member *m, int ret)

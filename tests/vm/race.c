@@ -8,7 +8,7 @@
  *   race SECONDS CPU OP REFUSED OP ALLOWED [N]
  *
  * The first child repeats its OP on REFUSED (which the policy refuses),
- * the others (N, 1 by default) their OP on ALLOWED (which it allows); all
+ * the others (N, 1 by default, at most 32) their OP on ALLOWED (which it allows); all
  * are pinned to CPU.
  * OP:
  *   read    open(O_RDONLY) and close
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 {
 	enum op opa, opb;
 	double secs, end;
-	pid_t a, b[16];
+	pid_t a, b[32];
 	int cpu, st, n;
 
 	if (argc != 7 && argc != 8) {
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	opa = op_of(argv[3]);
 	opb = op_of(argv[5]);
 	n = argc == 8 ? atoi(argv[7]) : 1;
-	if (secs <= 0 || cpu < 0 || opa == OP_BAD || opb == OP_BAD || n < 1 || n > 16)
+	if (secs <= 0 || cpu < 0 || opa == OP_BAD || opb == OP_BAD || n < 1 || n > 32)
 		return 2;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	end = now() + secs;
