@@ -122,6 +122,37 @@ static void kernel_counts(struct sh_buf *b, const uint64_t *c)
 			     sh_hook_name(h), what[w], c[SH_CNT_HOOK(h, w ? SH_CNT_AUDIT : SH_CNT_DENY)]);
 }
 
+/* Counters of the BPF side, each one number. */
+static const struct {
+	const char *name, *help;
+	unsigned idx;
+} kernel_counter[] = {
+	{ "sharness_events_dropped_total", "Events lost in the kernel: the ring was full.",
+	  SH_CNT_DROPPED },
+	{ "sharness_memo_hits_total", "Uses judged by a directory memo, without resolving their path.",
+	  SH_CNT_MEMO_HIT },
+	{ "sharness_memo_stores_total", "Directory memos made.", SH_CNT_MEMO_STORE },
+	{ "sharness_scratch_busy_total",
+	  "Uses refused because every working buffer of a CPU was held by a preempted judgement.",
+	  SH_CNT_SCRATCH_BUSY },
+	{ "sharness_scratch_nested_total",
+	  "Working buffers passed by because a preempted judgement held them.", SH_CNT_SCRATCH_NEST },
+	{ "sharness_scratch_leaked_total",
+	  "Working buffers a task found still held by its own earlier call (a program's fault).",
+	  SH_CNT_SCRATCH_LEAK },
+	{ "sharness_scratch_tree_total",
+	  "Judgements refused: their tree held its share of the CPU's scratch buffers.",
+	  SH_CNT_SCRATCH_TREE },
+};
+
+static void kernel_counters(struct sh_buf *b, const uint64_t *c)
+{
+	for (size_t i = 0; i < sizeof(kernel_counter) / sizeof(kernel_counter[0]); i++) {
+		help(b, kernel_counter[i].name, "counter", kernel_counter[i].help);
+		line(b, "%s %" PRIu64 "\n", kernel_counter[i].name, c[kernel_counter[i].idx]);
+	}
+}
+
 void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 {
 	struct sh_metrics *m = &d->metrics;
@@ -143,25 +174,7 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 		     m->v[i].policy, sh_hook_name(m->v[i].hook),
 		     m->v[i].action == SH_EV_AUDIT ? "audit" : "deny", m->v[i].n);
 	kernel_counts(b, c);
-	help(b, "sharness_events_dropped_total", "counter", "Events lost in the kernel: the ring was full.");
-	line(b, "sharness_events_dropped_total %" PRIu64 "\n", c[SH_CNT_DROPPED]);
-	help(b, "sharness_memo_hits_total", "counter",
-	     "Uses judged by a directory memo, without resolving their path.");
-	line(b, "sharness_memo_hits_total %" PRIu64 "\n", c[SH_CNT_MEMO_HIT]);
-	help(b, "sharness_memo_stores_total", "counter", "Directory memos made.");
-	line(b, "sharness_memo_stores_total %" PRIu64 "\n", c[SH_CNT_MEMO_STORE]);
-	help(b, "sharness_scratch_busy_total", "counter",
-	     "Uses refused because every working buffer of a CPU was held by a preempted judgement.");
-	line(b, "sharness_scratch_busy_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_BUSY]);
-	help(b, "sharness_scratch_nested_total", "counter",
-	     "Working buffers passed by because a preempted judgement held them.");
-	line(b, "sharness_scratch_nested_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_NEST]);
-	help(b, "sharness_scratch_leaked_total", "counter",
-	     "Working buffers a task found still held by its own earlier call (a program's fault).");
-	line(b, "sharness_scratch_leaked_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_LEAK]);
-	help(b, "sharness_scratch_tree_total", "counter",
-	     "Judgements refused: their tree held its share of the CPU's scratch buffers.");
-	line(b, "sharness_scratch_tree_total %" PRIu64 "\n", c[SH_CNT_SCRATCH_TREE]);
+	kernel_counters(b, c);
 	help(b, "sharness_events_suppressed_total", "counter", "Records folded into suppressed records.");
 	line(b, "sharness_events_suppressed_total %" PRIu64 "\n", d->rl.suppressed_total);
 	help(b, "sharness_events_logged_total", "counter", "Violation records written to the audit log.");
