@@ -209,11 +209,15 @@ _Static_assert((__builtin_offsetof(struct scratch, ev) + __builtin_offsetof(stru
  * task preempted in the middle of a judgement leaves its path here while
  * other tasks' programs run on the same CPU: each of them takes another
  * one. Nine busy tasks on one CPU had four held at once 12,821 times in
- * 8 s under the test VM's emulation. One tree holds at most
- * SH_SCRATCH_TREE_MAX of a CPU's buffers (as many as t_preempt's nine
- * busy tasks of one tree use), so a tree that keeps its tasks preempted
- * mid-judgement on a CPU leaves the rest to the other trees there. With
- * its share held, the tree's next judgement on that CPU is refused
+ * 8 s under the test VM's emulation.
+ *
+ * One tree holds at most SH_SCRATCH_TREE_MAX of a CPU's buffers (as many
+ * as t_preempt's nine busy tasks of one tree use), so that a tree that
+ * keeps its tasks preempted mid-judgement on a CPU leaves the rest to the
+ * other trees there. A claim first reserves a place in its tree's share
+ * (scratch_share), then takes a buffer: a task preempted between the two
+ * holds a place of its own tree's share, never a buffer beyond it. Past
+ * its share, the tree's next judgement on that CPU is refused
  * (SH_CNT_SCRATCH_TREE); with every buffer held, anyone's
  * (SH_CNT_SCRATCH_BUSY; verdict.h no_scratch). 102 KiB a CPU.
  */
@@ -227,13 +231,14 @@ struct {
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
 
-/* Who holds which of a CPU's scratch buffers: one word each, in one
- * place, so that a claim reads them all with one lookup. */
+/* Who holds which of a CPU's scratch buffers, in one place, so that a
+ * claim reads them all with one lookup. */
 struct scratch_owners {
-	/* The task whose judgement it holds (struct task_struct *; 0:
-	 * free), and that task's tree (struct member.origin). */
+	/* The task whose judgement it holds (struct task_struct *; 0: free). */
 	__u64 task[SH_SCRATCH_SLOTS];
-	__u64 origin[SH_SCRATCH_SLOTS];
+	/* Its tree's place in scratch_share: written and read by the task
+	 * that holds the buffer only. */
+	__u32 share[SH_SCRATCH_SLOTS];
 };
 
 struct {
@@ -242,6 +247,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch_owners);
 } scratch_owners SEC(".maps");
+
+/*
+ * Buffers of this CPU held or being taken, per tree: a tree's count is
+ * at a keyed hash of its cgroup id (memo_key, secret to the trees), so
+ * that no tree can choose to share a count with another. Two trees that
+ * happen to share one (one pair in 4,096) share one tree's share.
+ */
+#define SH_SCRATCH_SHARES 4096
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SH_SCRATCH_SHARES);
+	__type(key, __u32);
+	__type(value, __u64);
+} scratch_share SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -271,25 +291,29 @@ static __always_inline struct scratch_owners *owners_here(void)
  * caller refuses: no_scratch). A global function, so that the verifier
  * reads it once per program, not at every claim.
  *
- * A buffer is taken with an atomic compare-and-swap of its owner word
- * (0 to the task), so that two tasks of one CPU, one preempted between
- * looking and taking, never take the same one. A held one is never
- * taken over, not even one its call failed to give back: an owner word
- * seen again may be a new call's (ABA).
- *
- * The tree's share is counted after the take, with the tree written
- * first: everything here runs on this CPU, so of the takes that pass,
- * the last to write its tree saw every other one's, and no more than
- * SH_SCRATCH_TREE_MAX pass.
+ * The tree's place is reserved first, with an atomic add that tells the
+ * count before it: of the claims that pass, each saw fewer than
+ * SH_SCRATCH_TREE_MAX places held, so no more than that many buffers are
+ * the tree's at once. A buffer is then taken with an atomic
+ * compare-and-swap of its owner word (0 to the task), so that two tasks
+ * of one CPU, one preempted between looking and taking, never take the
+ * same one. A held one is never taken over, not even one its call failed
+ * to give back: an owner word seen again may be a new call's (ABA).
  */
 __attribute__((noinline)) int sh_scratch_take(__u64 origin)
 {
 	struct scratch_owners *own = owners_here();
 	__u64 me = (__u64)bpf_get_current_task();
-	__u32 i, held = 0;
+	__u32 i, k = memo_mix(memo_key ^ 0x73, origin) & (SH_SCRATCH_SHARES - 1);
+	__u64 *share = bpf_map_lookup_elem(&scratch_share, &k);
 
-	if (!own)
+	if (!own || !share)
 		return 0;
+	if (__sync_fetch_and_add(share, 1) >= SH_SCRATCH_TREE_MAX) {
+		__sync_fetch_and_add(share, -1);
+		count(SH_CNT_SCRATCH_TREE);
+		return 0;
+	}
 	for (i = 0; i < SH_SCRATCH_SLOTS; i++) {
 		__u64 o = own->task[i];
 
@@ -303,22 +327,43 @@ __attribute__((noinline)) int sh_scratch_take(__u64 origin)
 			count(o == me ? SH_CNT_SCRATCH_LEAK : SH_CNT_SCRATCH_NEST);
 	}
 	if (i >= SH_SCRATCH_SLOTS) {
+		__sync_fetch_and_add(share, -1);
 		count(SH_CNT_SCRATCH_BUSY);
 		return 0;
 	}
-	own->origin[i] = origin;
-	asm volatile("" ::: "memory");
-	/* This one included (the count does not compare indexes: cheaper
-	 * for the verifier). */
-	for (__u32 j = 0; j < SH_SCRATCH_SLOTS; j++)
-		if (own->task[j] && own->origin[j] == origin)
-			held++;
-	if (held > SH_SCRATCH_TREE_MAX) {
-		own->task[i] = 0;
-		count(SH_CNT_SCRATCH_TREE);
-		return 0;
-	}
+	own->share[i] = k;
 	return i + 1;
+}
+
+/* Buffer i given back, then its tree's place. A global function, as
+ * sh_scratch_take: every program's every end gives one back. */
+__attribute__((noinline)) int sh_scratch_give(__u64 i)
+{
+	struct scratch_owners *own = owners_here();
+	__u64 *share;
+	__u32 k;
+
+	if (!own || i >= SH_SCRATCH_SLOTS)
+		return 0;
+	k = own->share[i];
+	/* Every use of the buffer comes first. */
+	asm volatile("" ::: "memory");
+	own->task[i] = 0;
+	share = bpf_map_lookup_elem(&scratch_share, &k);
+	if (share)
+		__sync_fetch_and_add(share, -1);
+	return 0;
+}
+
+/* The scratch given back at the end of the program call that held it. */
+static __always_inline void scratch_done_at(__u8 *held)
+{
+	if (!*held)
+		return;
+	/* Every use of it comes first. */
+	asm volatile("" ::: "memory");
+	sh_scratch_give(*held - 1);
+	*held = 0;
 }
 
 /*
@@ -338,27 +383,13 @@ static __always_inline struct scratch *claim_scratch_at(__u8 *held, __u64 origin
 		return NULL;
 	*held = i;
 	s = scratch_at(i - 1);
-	if (!s)
-		return NULL; /* given back at the program's end */
+	if (!s) {
+		scratch_done_at(held);
+		return NULL;
+	}
 	s->self = i - 1;
 	s->err = 0;
 	return s;
-}
-
-/* The scratch given back at the end of the program call that held it. */
-static __always_inline void scratch_done_at(__u8 *held)
-{
-	struct scratch_owners *own;
-	__u32 i = *held - 1;
-
-	if (!*held)
-		return;
-	own = owners_here();
-	/* Every use of it comes first. */
-	asm volatile("" ::: "memory");
-	if (own && i < SH_SCRATCH_SLOTS)
-		own->task[i] = 0;
-	*held = 0;
 }
 
 #endif

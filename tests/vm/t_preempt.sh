@@ -111,20 +111,23 @@ check "nine on one CPU: eight writers ran, each many times" \
 check "nine on one CPU: no writer call failed" \
 	"$(grep '^allowed ' <<<"$out" | grep -vc ' err=0 ')" 0
 # A tree that crowds a CPU starves no other tree there. Tree "tcrowd"
-# keeps 24 writers busy on one CPU, so that at times more than its share
-# of the CPU's buffers (SH_SCRATCH_TREE_MAX, 8 of 12) are held by its
-# preempted judgements; the next judgement of that tree is then refused
-# (scratch_tree) and recorded as a path that could not be resolved. A
-# second tree on the same CPU meanwhile never sees a call fail.
+# keeps 24 writers busy on one CPU, so that at times its preempted
+# judgements hold its whole share of the CPU's buffers
+# (SH_SCRATCH_TREE_MAX, 8 of 12); its next judgement there is then
+# refused (scratch_tree) and recorded as a path that could not be
+# resolved. A second tree on the same CPU meanwhile never sees a call
+# fail, and no use ever finds every buffer held.
 tree0=$(counter scratch_tree)
 busy0=$(counter scratch_busy)
 $CTL run --policy tcrowd -- "$RACE" 12 0 read "$D/secret" tmpfile "$DEEP" 24 >"$SH_TMP/crowd" 2>&1 &
 crowd=$!
 sleep 3
+during0=$(counter scratch_tree)
 out=$($CTL run --policy tpre -- "$RACE" 6 0 read "$D/secret" tmpfile "$D/w" 2>&1)
+during1=$(counter scratch_tree)
 wait "$crowd"
 crowd_out=$(cat "$SH_TMP/crowd")
-echo "crowding tree: $(grep -c '^allowed ' <<<"$crowd_out") writers, $(grep -o ' err=[0-9]*' <<<"$crowd_out" | tr '\n' ' ')"
+echo "crowding tree: $(grep -o ' err=[0-9]*' <<<"$crowd_out" | tr '\n' ' ')"
 echo "its neighbour: $out"
 crowd_err=$(grep '^allowed ' <<<"$crowd_out" | sed -n 's/.* err=\([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 tree1=$(counter scratch_tree)
@@ -133,6 +136,10 @@ check "a crowded CPU: the crowding tree's 24 writers ran" \
 check_match "a crowded CPU: the crowding tree was refused beyond its share" "$crowd_err" '^[1-9]'
 check_match "a crowded CPU: each such refusal is counted (scratch_tree)" \
 	"$((tree1 - tree0 >= crowd_err))$((tree1 > tree0))" '^11$'
+check_match "a crowded CPU: refused beyond its share while the neighbour ran" \
+	"$((during1 - during0))" '^[1-9]'
+check "a crowded CPU: the crowding tree's refused read never succeeds" \
+	"$(grep '^refused ' <<<"$crowd_out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
 check_match "a crowded CPU: such refusals are recorded, the path unresolved (-11)" \
 	"$(audit_wait '.policy == "tcrowd" and .path_error == -11')" '^[1-9]'
 check "a crowded CPU: no use found every buffer held" "$(counter scratch_busy)" "$busy0"
