@@ -39,7 +39,11 @@ deny = $DEEP/refused
 deny = $D/s/refused.sock
 P
 
-sed 's/^name = tpre$/name = tcrowd/' "$SH_TMP/policies/tpre.policy" >"$SH_TMP/policies/tcrowd.policy"
+# tcrowd: tpre, and the shell, taskset and chrt that the idle crowd below
+# runs through.
+sed -e 's/^name = tpre$/name = tcrowd/' \
+	-e 's#^\[exec\]$#[exec]\nallow = /usr/bin/\nallow = /bin/\nallow = '"$SH_TMP"'/#' \
+	"$SH_TMP/policies/tpre.policy" >"$SH_TMP/policies/tcrowd.policy"
 
 PRE=/sys/kernel/debug/sched/preempt
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
@@ -146,6 +150,38 @@ check "a crowded CPU: no use found every buffer held" "$(counter scratch_busy)" 
 check_match "a crowded CPU: the neighbour's allowed call succeeds, many times" \
 	"$(grep '^allowed ' <<<"$out")" ' ok=[0-9]{3,} err=0 '
 check "a crowded CPU: the neighbour's refused call never succeeds" \
+	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
+
+# The same attack with the crowding tree's writers at SCHED_IDLE beside a
+# busy loop of its own at normal priority on that CPU: they are preempted
+# anywhere, a claim's reservation included, and stay preempted. What a
+# task preempted there holds is a place in its own tree's share, never a
+# buffer: the neighbour still never sees a call fail.
+cat >"$SH_TMP/idle-crowd" <<'H'
+#!/bin/bash
+taskset -c 0 bash -c 'end=$((SECONDS + 12)); while [ $SECONDS -lt $end ]; do :; done' &
+chrt --idle 0 "$@"
+wait
+H
+chmod +x "$SH_TMP/idle-crowd"
+busy0=$(counter scratch_busy)
+tree0=$(counter scratch_tree)
+$CTL run --policy tcrowd -- "$SH_TMP/idle-crowd" "$RACE" 12 0 read "$D/secret" tmpfile "$DEEP" 32 \
+	>"$SH_TMP/crowd" 2>&1 &
+crowd=$!
+sleep 3
+out=$($CTL run --policy tpre -- "$RACE" 6 0 read "$D/secret" tmpfile "$D/w" 2>&1)
+wait "$crowd"
+crowd_out=$(cat "$SH_TMP/crowd")
+echo "idle crowd: $(grep -o ' err=[0-9]*' <<<"$crowd_out" | tr '\n' ' ')"
+echo "its neighbour: $out"
+check "an idle crowd: its 32 writers ran" "$(grep -cE '^allowed ok=[0-9]+ ' <<<"$crowd_out")" 32
+check_match "an idle crowd: it was refused beyond its share" \
+	"$(( $(counter scratch_tree) - tree0 ))" '^[1-9]'
+check "an idle crowd: no use found every buffer held" "$(counter scratch_busy)" "$busy0"
+check_match "an idle crowd: the neighbour's allowed call succeeds, many times" \
+	"$(grep '^allowed ' <<<"$out")" ' ok=[0-9]{3,} err=0 '
+check "an idle crowd: the neighbour's refused call never succeeds" \
 	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
 
 # The allowed socket's listener takes connections (the positive control
