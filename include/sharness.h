@@ -219,9 +219,21 @@ struct sh_cgroup_tag {
  */
 struct sh_task {
 	__u64 origin;
-	__u64 gen;
+	__u64 gen;      /* the generation (SH_TASK_GEN), and above it the policy found */
 	__u64 cgroup;
 };
+
+/*
+ * sh_task.gen: the tag generation in its low 48 bits; in the 16 above, the
+ * policy the task was found held to in that generation (slot << 6 | policy,
+ * plus 1), or 0 when none is remembered. A task whose entry is current
+ * then finds its policy without reading the tag map again: any tag or
+ * policy change bumps the generation. A generation past 2^48 never
+ * matches (the policy is looked up each time), and an entry written
+ * without a policy (by an older build) has none to offer.
+ */
+#define SH_TASK_GEN_BITS 48
+#define SH_TASK_GEN_MASK ((1ull << SH_TASK_GEN_BITS) - 1)
 
 /*
  * The daemon's own files, by inode (map `protected_inodes`): its policy

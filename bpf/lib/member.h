@@ -7,8 +7,10 @@
  * A task of a tree has its membership cached in task storage (struct
  * sh_task), keyed to a global tag generation and the task's cgroup, and
  * inherited at fork (wall.c, task_alloc), so leaving the cgroup does not
- * release it. A task with no storage has never been seen in a tree: it is
- * judged by its cgroup (map cg_outside: a word per cgroup found outside in
+ * release it. The policy found for it is remembered in the same entry for
+ * that generation (SH_TASK_GEN_BITS), so a member's hook reads its storage
+ * and the policy table, not the tag map. A task with no storage has never
+ * been seen in a tree: it is judged by its cgroup (map cg_outside: a word per cgroup found outside in
  * this tag generation), so a task outside every tree costs a few loads,
  * an array lookup the verifier inlines and a hash, and allocates nothing.
  */
@@ -64,14 +66,60 @@ static __always_inline __u64 outside_word(__u64 cgid, __u64 gen)
 	return memo_mix(memo_mix(memo_key ^ 0x6f, cgid), gen);
 }
 
+/* The policy remembered in a task's entry (sh_task.gen), 0 for none. */
+static __always_inline __u64 task_gen_with(__u64 gen, __u32 slot, __u32 policy)
+{
+	if (gen & ~SH_TASK_GEN_MASK || policy >= SH_MAX_POLICIES)
+		return gen; /* none remembered: looked up each time */
+	return gen | ((__u64)((slot & 1) << 6 | policy) + 1) << SH_TASK_GEN_BITS;
+}
+
+/*
+ * Fill *m for a task of the tree `origin` (t: its entry, if it has one, of
+ * generation gen and cgroup cgid): 1 when a policy holds it. who: the
+ * policy its entry remembers for gen (task_gen_with), 0 for none.
+ */
+static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 origin,
+				   __u64 gen, __u64 cgid, __u32 who)
+{
+	struct sh_cgroup_tag *tag;
+	struct sh_policy_conf *conf;
+	__u32 slot, idx;
+
+	if (who) {
+		/* Found in this generation already: no tag lookup. */
+		slot = (who - 1) >> 6 & 1;
+		m->policy = (who - 1) & (SH_MAX_POLICIES - 1);
+	} else {
+		tag = bpf_map_lookup_elem(&tags, &origin);
+		if (!tag)
+			return 0; /* untagged since: the new generation is on its way */
+		slot = active_slot & 1;
+		m->policy = tag->policy[slot];
+		if (m->policy == SH_POLICY_NONE)
+			return 0; /* not tagged in the policy set in force */
+		/* Remembered where the entry is this generation's, for this
+		 * tree and cgroup (any change since bumps the generation). */
+		if (t && t->gen == gen && t->origin == origin && t->cgroup == cgid)
+			t->gen = task_gen_with(gen, slot, m->policy);
+	}
+	m->origin = origin;
+	m->gen = gen;
+	m->slot = slot;
+	idx = slot * SH_MAX_POLICIES + (m->policy & (SH_MAX_POLICIES - 1));
+	conf = bpf_map_lookup_elem(&policies, &idx);
+	/* A tagged task whose policy cannot be found is refused (flags 0). */
+	m->flags = (conf && (conf->flags & SH_PF_VALID)) ? conf->flags : 0;
+	m->caps = m->flags ? conf->caps : 0;
+	return 1;
+}
+
 static __always_inline int membership(struct member *m)
 {
 	struct task_struct *task;
 	struct sh_task *t = NULL;
-	struct sh_cgroup_tag *tag;
-	struct sh_policy_conf *conf;
 	__u64 gen, origin, cgid;
-	__u32 slot, idx;
+	__u32 who = 0;
 
 	if (!ntagged)
 		return 0;
@@ -83,8 +131,9 @@ static __always_inline int membership(struct member *m)
 	/* A task no storage map has an entry for has no storage here. */
 	if (task->bpf_storage)
 		t = bpf_task_storage_get(&task_marks, task, 0, 0);
-	if (t && t->gen == gen && t->cgroup == cgid) {
+	if (t && (t->gen & SH_TASK_GEN_MASK) == gen && t->cgroup == cgid) {
 		origin = t->origin;
+		who = t->gen >> SH_TASK_GEN_BITS;
 	} else if (!t) {
 		/* No storage: never seen in a tree. Judged by its cgroup. */
 		__u32 i = cgid & (SH_CG_OUTSIDE - 1);
@@ -124,23 +173,7 @@ static __always_inline int membership(struct member *m)
 	}
 	if (!origin)
 		return 0;
-
-	tag = bpf_map_lookup_elem(&tags, &origin);
-	if (!tag)
-		return 0; /* untagged since: the new generation is on its way */
-	slot = active_slot & 1;
-	m->origin = origin;
-	m->gen = gen;
-	m->slot = slot;
-	m->policy = tag->policy[slot];
-	if (m->policy == SH_POLICY_NONE)
-		return 0; /* not tagged in the policy set in force */
-	idx = slot * SH_MAX_POLICIES + (m->policy & (SH_MAX_POLICIES - 1));
-	conf = bpf_map_lookup_elem(&policies, &idx);
-	/* A tagged task whose policy cannot be found is refused (flags 0). */
-	m->flags = (conf && (conf->flags & SH_PF_VALID)) ? conf->flags : 0;
-	m->caps = m->flags ? conf->caps : 0;
-	return 1;
+	return held_by(m, t, origin, gen, cgid, who);
 }
 
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
