@@ -100,8 +100,17 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
 			return 0; /* not tagged in the policy set in force */
 		/* Remembered where the entry is this generation's, for this
 		 * tree and cgroup (any change since bumps the generation). */
-		if (t && t->gen == gen && t->origin == origin && t->cgroup == cgid)
+		if (t && t->gen == gen && t->origin == origin && t->cgroup == cgid) {
 			t->gen = task_gen_with(gen, slot, m->policy);
+			/* Only this task writes its entry, and a hook nested
+			 * on its CPU (a signal from interrupt context) runs
+			 * to its end first: one that rewrote the entry for
+			 * another tree since the check is seen here, and the
+			 * policy is taken back. (Read again, after the store.) */
+			asm volatile("" ::: "memory");
+			if (t->origin != origin || t->cgroup != cgid)
+				t->gen = gen;
+		}
 	}
 	m->origin = origin;
 	m->gen = gen;
