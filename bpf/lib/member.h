@@ -10,9 +10,10 @@
  * release it. The policy found for it is remembered in the same entry for
  * that generation (SH_TASK_GEN_BITS), so a member's hook reads its storage
  * and the policy table, not the tag map. A task with no storage has never
- * been seen in a tree: it is judged by its cgroup (map cg_outside: a word per cgroup found outside in
- * this tag generation), so a task outside every tree costs a few loads,
- * an array lookup the verifier inlines and a hash, and allocates nothing.
+ * been seen in a tree: it is judged by its cgroup (map cg_outside: a word
+ * per cgroup found outside in this tag generation), so a task outside
+ * every tree costs a few loads, an array lookup the verifier inlines and a
+ * hash, and allocates nothing.
  */
 #ifndef SH_BPF_MEMBER_H
 #define SH_BPF_MEMBER_H

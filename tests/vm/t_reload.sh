@@ -232,6 +232,24 @@ check "a denial is recorded against r1 and a" "$N" 1
 $CTL untag "$A/b"
 check "untag a/b" "$?" 0
 check "after untag, a/b follows a's r1" "$(in_cg "$A/b")" "id=ok true=EPERM"
+
+# A process that stays in a while a is re-tagged with another policy: the
+# same tree and cgroup, so only the tag generation tells it that the
+# policy it was found held to (and remembers) is no longer the one.
+waitgo go_retag
+/usr/bin/bash -c "echo \$\$ >$A/cgroup.procs; $BOTH; $WAITGO; $BOTH" >"$SH_TMP/retag.out" 2>&1 &
+retag=$!
+file_wait "$SH_TMP/retag.out" '^id=' || fail "re-tag: the live process started" "$(cat "$SH_TMP/retag.out")"
+lines "$SH_TMP/retag.out"
+check "re-tag: the live process in a, before: r1 (id runs, true refused)" "${LN[0]-}" "id=ok true=EPERM"
+$CTL untag "$A" && $CTL tag "$A" r2
+check "re-tag: a untagged and tagged with r2" "$?" 0
+: >"$SH_TMP/go_retag"
+wait $retag
+lines "$SH_TMP/retag.out"
+check "re-tag: the same process now follows r2 (id refused, true runs)" "${LN[1]-}" "id=EPERM true=ok"
+log_wait "\"policy\":\"r2\".*\"cgroup\":\"$A\",.*\"target\":\"/usr/bin/id\"" 1
+check "re-tag: its id denial is recorded against r2 and a" "$N" 1
 $CTL untag "$A"
 rmdir "$A/b" "$A"
 
