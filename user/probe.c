@@ -79,18 +79,41 @@ static void configure_optional(struct sharness_bpf *skel)
 	btf__free(vmlinux);
 }
 
+/*
+ * The programs' secret key (memo_key: the directory memo's checks, where a
+ * tree's scratch share and membership words sit). Without one the memo
+ * would be off and those places a tree could work out, so there is no
+ * start without it: a kernel that will not give one is named.
+ */
+static int random_key(__u64 *key)
+{
+	ssize_t n;
+
+	do  /* 0 is the programs' "no key": drawn again */
+		n = getrandom(key, sizeof(*key), 0);
+	while ((n < 0 && errno == EINTR) || (n == (ssize_t)sizeof(*key) && !*key));
+	if (n == (ssize_t)sizeof(*key))
+		return 0;
+	sh_log("cannot draw the programs' random key: getrandom: %s",
+	       n < 0 ? strerror(errno) : "short read");
+	return -ENOKEY;     /* sh_probe_why names it */
+}
+
 int sh_probe_open(struct sharness_bpf **out)
 {
 	struct bpf_program *p;
+	int err;
 
 	*out = sharness_bpf__open();
 	if (!*out)
 		return errno ? -errno : -ENOMEM;
 	configure_optional(*out);
-	/* The directory memo's key (bpf/lib/memo.h): without one it is off. */
-	if (getrandom((void *)&(*out)->rodata->memo_key, sizeof((*out)->rodata->memo_key), 0) !=
-	    sizeof((*out)->rodata->memo_key))
-		(*out)->rodata->memo_key = 0;
+	err = random_key((__u64 *)&(*out)->rodata->memo_key);
+	if (err) {
+		sharness_bpf__destroy(*out);
+		*out = NULL;
+		return err;
+	}
 	/* SHARNESS_VERIFIER_STATS=1: the verifier's statistics of every
 	 * program, printed by `probe` (the suite checks their headroom). */
 	if (getenv("SHARNESS_VERIFIER_STATS"))
@@ -209,6 +232,11 @@ const char *sh_probe_why(const struct sh_probe *p, char *buf, size_t n)
 	else if (!p->btf)
 		snprintf(buf, n, "kernel %s has no BTF (/sys/kernel/btf/vmlinux): use a "
 			 "kernel built with CONFIG_DEBUG_INFO_BTF=y", p->kernel);
+	else if (!p->attach && p->attach_err == -ENOKEY)
+		snprintf(buf, n, "kernel %s gave no random key (getrandom failed), which the "
+			 "programs need: use a kernel with getrandom and its random source "
+			 "(any kernel BPF LSM runs on has them; check seccomp filters on "
+			 "sharnessd)", p->kernel);
 	else if (!p->attach)
 		snprintf(buf, n, "kernel %s refused to load or attach BPF LSM programs "
 			 "(%s)%s", p->kernel, strerror(-p->attach_err),

@@ -91,8 +91,9 @@ struct {
 
 /*
  * Key of the programs' own caches (the directory memo, cg_outside,
- * top_root), set by user space at load from getrandom (0: the directory
- * memo is off). A tree can read neither the key nor a cache.
+ * top_root), set by user space at load from getrandom; a load without one
+ * does not start (user/probe.c). 0 still turns the directory memo off.
+ * A tree can read neither the key nor a cache.
  */
 const volatile __u64 memo_key;
 

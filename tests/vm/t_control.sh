@@ -55,6 +55,29 @@ check_match "no policy dir: says which and why" "$err" "$SH_TMP/nodir: cannot op
 check_match "no policy dir: says it is not starting" "$err" "not starting"
 check "no policy dir: no socket left behind" "$([ -S "$SH_TMP/nodir.sock" ] && echo yes || echo no)" no
 
+# ---- a daemon that gets no random key does not start ----------------------
+# The programs' key (memo_key) comes from getrandom; without it the memo
+# would be off and a tree could work out where its words sit. nosys makes
+# getrandom fail with ENOSYS (and checks that it does: else exit 99).
+"$VMB/nosys" /usr/bin/true
+check "nosys: its filter holds and the command runs" "$?" 0
+"$VMB/nosys" "$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" \
+	--audit-log "$SH_TMP/nokey.jsonl" --socket "$SH_TMP/nokey.sock" --pin-dir "$PIN-nokey" \
+	2>"$SH_TMP/nokey.err"
+rc=$?
+if [ $rc -eq 0 ]; then # it started after all: stop it
+	p=$(jnum pid "$("$SH_BUILD/sharnessctl" --socket "$SH_TMP/nokey.sock" status --json)")
+	[ -n "$p" ] && kill -TERM "$p"
+fi
+check "no getrandom: daemon exits 3 (cannot enforce)" "$rc" 3
+err=$(<"$SH_TMP/nokey.err")
+check_match "no getrandom: says what failed" "$err" \
+	"cannot draw the programs' random key: getrandom: Function not implemented"
+check_match "no getrandom: says what to change" "$err" \
+	"this kernel cannot enforce: kernel .* gave no random key .*check seccomp filters"
+check_match "no getrandom: says it is not starting" "$err" "not starting"
+check "no getrandom: nothing attached or pinned" "$(ls "$PIN-nokey" 2>/dev/null | wc -l)" 0
+
 start_daemon || { fail "daemon starts"; exit 1; }
 pass "daemon starts"
 
