@@ -55,6 +55,9 @@ struct sh_daemon {
 	struct sh_metrics metrics;
 	struct sh_learning *learning;   /* runs of `sharnessctl learn` going on */
 	size_t nlearning;
+	uint64_t unjudged_seen[SH_MAX_PROGS];   /* reported, by sh_enforcer_unjudged's order */
+	uint64_t unjudged_ns;           /* when last looked at */
+	bool unjudged_err;              /* a count could not be read (said once) */
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any
@@ -69,6 +72,11 @@ int sh_rec_init(struct sh_daemon *d);
 int sh_rec_event(void *ctx, const struct sh_event *ev);
 /* Events the kernel could not queue are counted there; say so in the log. */
 void sh_rec_dropped(struct sh_daemon *d);
+/* Calls a program was skipped for (sh_enforcer_unjudged) go to the log
+ * and stderr; looked at once a second unless now. */
+void sh_rec_unjudged(struct sh_daemon *d, bool now);
+/* The sum of those counts (status, metrics); -errno if unreadable. */
+int64_t sh_rec_unjudged_total(struct sh_daemon *d);
 /* Writes d->buf as one audit record, then empties it. */
 void sh_rec_emit(struct sh_daemon *d);
 /* The same, and to the journal when it is on (after the log line, which

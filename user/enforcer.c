@@ -95,8 +95,9 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen)
 		return err;
 	}
 	e->gen = gen;
-	/* Ours are attached and pinned: older generations can go. */
-	sh_pin_remove_other_gens(e->pin_dir, e->gen);
+	/* Ours are attached and pinned: older generations can go (what
+	 * their programs let through unrun is reported, sh_enforcer_unjudged). */
+	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen);
 	return 0;
 }
 
@@ -249,6 +250,32 @@ uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e)
 void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v)
 {
 	e->skel->bss->dropped_reported = v;
+}
+
+/* Every program of the skeleton, loaded or not, has its place. */
+#define SH_NPROGS (sizeof(((struct sharness_bpf *)0)->progs) / sizeof(struct bpf_program *))
+_Static_assert(SH_NPROGS < SH_MAX_PROGS, "raise SH_MAX_PROGS (enforcer.h)");
+
+ssize_t sh_enforcer_unjudged(struct sh_enforcer *e, struct sh_prog_count out[SH_MAX_PROGS])
+{
+	struct bpf_program *p;
+	size_t n = 0;
+
+	if (e->unjudged_before)
+		out[n++] = (struct sh_prog_count){ SH_EARLIER_GEN, e->unjudged_before };
+	bpf_object__for_each_program(p, e->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd < 0)
+			continue;   /* not loaded: this kernel has no such hook */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		if (n < SH_MAX_PROGS)
+			out[n++] = (struct sh_prog_count){ bpf_program__name(p), info.recursion_misses };
+	}
+	return (ssize_t)n;
 }
 
 bool sh_enforcer_adopted(struct sh_enforcer *e)

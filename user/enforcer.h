@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "sharness.h"
 #include "policy.h"
@@ -58,6 +59,21 @@ int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin);
 /* Lost events already written to the audit log (kept with the pinned state). */
 uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e);
 void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v);
+/*
+ * Calls the kernel let through one of the programs without running it:
+ * the BPF trampoline's recursion check (recursion_misses), on kernels
+ * that apply it to LSM programs (README). One entry per loaded program,
+ * in a fixed order, with its count since load; first, when not 0, the
+ * generations this one replaced (SH_EARLIER_GEN, their whole counts).
+ * Returns the entries, or -errno when a count cannot be read.
+ */
+#define SH_MAX_PROGS 80
+#define SH_EARLIER_GEN "earlier generation"
+struct sh_prog_count {
+	const char *program;
+	uint64_t unjudged;
+};
+ssize_t sh_enforcer_unjudged(struct sh_enforcer *e, struct sh_prog_count out[SH_MAX_PROGS]);
 /* Detach: remove every pinned generation. The programs stay attached
  * until the enforcer is destroyed. */
 int sh_enforcer_unload(struct sh_enforcer *e);

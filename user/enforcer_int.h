@@ -23,6 +23,7 @@ struct sh_enforcer {
 	struct sh_policy_set set;               /* policy set in force */
 	struct sh_tag_entry *tags;
 	size_t ntags;
+	uint64_t unjudged_before;               /* by the generations this one replaced */
 };
 
 /* Runtime tags (tag, run) to the state file, so a restart keeps them. */

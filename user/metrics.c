@@ -153,6 +153,28 @@ static void kernel_counters(struct sh_buf *b, const uint64_t *c)
 	}
 }
 
+/* Calls the kernel let through a program unrun (sh_enforcer_unjudged): the
+ * sum, and each program whose count is not 0. */
+static void unjudged(struct sh_daemon *d, struct sh_buf *b)
+{
+	struct sh_prog_count c[SH_MAX_PROGS];
+	ssize_t n = sh_enforcer_unjudged(d->enf, c);
+	uint64_t sum = 0;
+
+	if (n < 0)
+		return;   /* unreadable: said in the daemon's log; no number is made up */
+	help(b, "sharness_unjudged_calls_total", "counter",
+	     "Calls the kernel let through a sharness program without running it (its BPF "
+	     "recursion check), by program; the sum without a label.");
+	for (ssize_t i = 0; i < n; i++) {
+		sum += c[i].unjudged;
+		if (c[i].unjudged)
+			line(b, "sharness_unjudged_calls_total{program=\"%s\"} %" PRIu64 "\n",
+			     c[i].program, c[i].unjudged);
+	}
+	line(b, "sharness_unjudged_calls_total %" PRIu64 "\n", sum);
+}
+
 void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 {
 	struct sh_metrics *m = &d->metrics;
@@ -181,6 +203,7 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	line(b, "sharness_events_logged_total %" PRIu64 "\n", d->events_logged);
 	help(b, "sharness_log_write_errors_total", "counter", "Audit log writes that failed.");
 	line(b, "sharness_log_write_errors_total %" PRIu64 "\n", (uint64_t)d->audit.write_errors);
+	unjudged(d, b);
 	help(b, "sharness_programs_attached", "gauge", "BPF programs attached and pinned.");
 	line(b, "sharness_programs_attached %u\n", links);
 	help(b, "sharness_policies", "gauge", "Policies in force.");

@@ -88,24 +88,72 @@ int sh_pin_remove_gen(const char *pin_dir, unsigned gen)
 	return err;
 }
 
-void sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
+/* The recursion_misses of the program behind the pinned link at path. */
+static uint64_t link_unjudged(const char *path)
+{
+	struct bpf_link_info li = {};
+	struct bpf_prog_info pi = {};
+	__u32 len = sizeof(li);
+	uint64_t n = 0;
+	int lfd, pfd;
+
+	lfd = bpf_obj_get(path);
+	if (lfd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(lfd, &li, &len)) {
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		len = sizeof(pi);
+		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
+			n = pi.recursion_misses;
+		if (pfd >= 0)
+			close(pfd);
+	}
+	close(lfd);
+	return n;
+}
+
+/* Calls generation gen's programs let through unrun, summed over its links. */
+static uint64_t gen_unjudged(const char *pin_dir, unsigned gen)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	uint64_t n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, "link_", 5) == 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			n += link_unjudged(path);
+		}
+	closedir(d);
+	return n;
+}
+
+uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
 {
 	DIR *d = opendir(pin_dir);
 	struct dirent *de;
+	uint64_t unjudged = 0;
 	unsigned g;
 
 	if (!d)
-		return;
+		return 0;
 	while ((de = readdir(d))) {
 		int err;
 
 		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
 			continue;
+		unjudged += gen_unjudged(pin_dir, g);
 		err = sh_pin_remove_gen(pin_dir, g);
 		if (err)
 			sh_log("cannot remove %s/gen-%u: %s", pin_dir, g, strerror(-err));
 	}
 	closedir(d);
+	return unjudged;
 }
 
 /* Counts restart rather than holding up adoption when their layout changed. */

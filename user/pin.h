@@ -19,8 +19,10 @@ struct sh_tag_entry;
 unsigned sh_pin_newest_gen(const char *pin_dir);
 /* Removes PIN_DIR/gen-N and what is pinned in it; 0 or -errno. */
 int sh_pin_remove_gen(const char *pin_dir, unsigned gen);
-/* Removes every generation but keep (failures are logged). */
-void sh_pin_remove_other_gens(const char *pin_dir, unsigned keep);
+/* Removes every generation but keep (failures are logged). Returns the
+ * calls their programs let through unrun (recursion_misses), whole counts:
+ * what their daemons already reported is in them. */
+uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep);
 /* Before the load: reuse every pinned map of generation gen whose layout
  * matches this build, or none of them; 0 or -errno. */
 int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen);

@@ -6,7 +6,9 @@
  * the helpers every daemon record is written with.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon.h"
 #include "names.h"
@@ -131,6 +133,50 @@ void sh_rec_dropped(struct sh_daemon *d)
 		sh_rec_emit_journaled(d);
 		sh_enforcer_set_dropped_reported(d->enf, c[SH_CNT_DROPPED]);
 	}
+}
+
+void sh_rec_unjudged(struct sh_daemon *d, bool now)
+{
+	struct sh_prog_count c[SH_MAX_PROGS];
+	uint64_t t = sh_now_ns(CLOCK_MONOTONIC);
+	ssize_t n;
+
+	if (!now && t - d->unjudged_ns < 1000000000ull)
+		return;
+	d->unjudged_ns = t;
+	n = sh_enforcer_unjudged(d->enf, c);
+	if (n < 0) {
+		if (!d->unjudged_err)
+			sh_log("cannot read the programs' counts of calls let through unjudged: %s",
+			       strerror((int)-n));
+		d->unjudged_err = true;
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		if (c[i].unjudged <= d->unjudged_seen[i])
+			continue;
+		sh_log("the kernel let %" PRIu64 " calls through %s unjudged (its BPF recursion "
+		       "check): run this kernel with voluntary preemption, or a newer one",
+		       c[i].unjudged - d->unjudged_seen[i], c[i].program);
+		sh_audit_begin_meta(&d->buf, "unjudged");
+		sh_rec_str(d, "program", c[i].program);
+		sh_json_uint_field(&d->buf, "count", c[i].unjudged - d->unjudged_seen[i]);
+		sh_json_uint_field(&d->buf, "total", c[i].unjudged);
+		sh_json_end(&d->buf);
+		sh_rec_emit_journaled(d);
+		d->unjudged_seen[i] = c[i].unjudged;
+	}
+}
+
+int64_t sh_rec_unjudged_total(struct sh_daemon *d)
+{
+	struct sh_prog_count c[SH_MAX_PROGS];
+	ssize_t n = sh_enforcer_unjudged(d->enf, c);
+	int64_t sum = 0;
+
+	for (ssize_t i = 0; i < n; i++)
+		sum += (int64_t)c[i].unjudged;
+	return n < 0 ? n : sum;
 }
 
 int sh_rec_init(struct sh_daemon *d)

@@ -216,6 +216,7 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 {
 	char dg[17];
 	struct sh_buf b;
+	int64_t unjudged;
 	size_t ntags;
 
 	sh_enforcer_tags(d->enf, &ntags);
@@ -247,6 +248,11 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_json_uint_field(&b, "logged", d->events_logged);
 	sh_json_uint_field(&b, "suppressed", d->rl.suppressed_total);
 	sh_json_uint_field(&b, "log_write_errors", d->audit.write_errors);
+	unjudged = sh_rec_unjudged_total(d);
+	if (unjudged >= 0)
+		sh_json_uint_field(&b, "unjudged", (uint64_t)unjudged);
+	else
+		json_str(&b, "unjudged_error", strerror((int)-unjudged));
 	status_json_more(d, &b);
 	sh_json_end(&b);
 	if (b.oom)
@@ -271,6 +277,7 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	size_t ntags;
 	const struct sh_tag_entry *tags = sh_enforcer_tags(d->enf, &ntags);
 	unsigned links = 0, pinned = 0;
+	int64_t unjudged;
 
 	sh_pin_state(d->pin_dir, &links, &pinned);
 	sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached: %u\n",
@@ -305,6 +312,13 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 		     (unsigned long long)c[SH_CNT_DROPPED], (unsigned long long)d->events_logged,
 		     (unsigned long long)d->rl.suppressed_total,
 		     (unsigned long long)d->audit.write_errors);
+	unjudged = sh_rec_unjudged_total(d);
+	if (unjudged < 0)
+		sh_ctl_reply(fd, 'O', "calls let through unjudged: unknown (%s)\n",
+			     strerror((int)-unjudged));
+	else
+		sh_ctl_reply(fd, 'O', "calls let through unjudged: %lld%s\n", (long long)unjudged,
+			     unjudged ? "  (the kernel's BPF recursion check: see the log)" : "");
 }
 
 /* status [json] */

@@ -491,6 +491,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 			}
 		}
 		sh_rec_dropped(d);
+		sh_rec_unjudged(d, false);
 		sh_rl_flush_old(&d->rl);
 		sh_metrics_write(d, false);
 		sh_learning_watch(d);
@@ -505,6 +506,7 @@ static void stop(struct sh_daemon *d)
 	d->batch = 0;
 	sh_enforcer_consume(d->enf);
 	sh_rec_dropped(d);
+	sh_rec_unjudged(d, true);
 	sh_rl_flush_all(&d->rl);
 	sh_metrics_write(d, true);
 	sh_audit_begin_meta(&d->buf, "daemon-stop");

@@ -117,6 +117,14 @@ read -r comm <"/proc/$DAEMON_PID/comm"
 check "status --json: that pid is sharnessd" "$comm" sharnessd
 check "status --json: 2 policies, nothing tagged, no denial" \
 	"$(jnum policies "$ST") $(jnum tagged "$ST") $(jnum deny_exec "$ST") $(jnum dropped "$ST")" "2 0 0 0"
+# Calls the kernel let through a program unrun (its recursion check):
+# none on these kernels, which exempt LSM programs from it. The count is
+# the kernel's: bpftool's recursion_misses of the same programs agree.
+bt=$(bpftool -j prog show 2>/dev/null | jq '[.[] | select(.type == "lsm" and (.name | startswith("sh_")))
+	| .recursion_misses // 0] | "\(length) \(add)"' -r)
+check "status --json: unjudged, a number, agrees with bpftool's recursion_misses" \
+	"$(jnum unjudged "$ST") ${bt#* }" "0 0"
+check "bpftool sees the daemon's programs" "$([ "${bt% *}" -ge 40 ] && echo yes)" yes
 
 # ---- malformed requests --------------------------------------------------------
 # Each bad request is followed by a good one on a new connection.

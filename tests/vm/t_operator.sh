@@ -187,6 +187,8 @@ check_match "it counts the kernel's refusals by hook" "$out" \
 check_match "it counts what the daemon read by policy" "$out" \
 	'sharness_violations_total\{policy="top",hook="exec",action="deny"\} [1-9]'
 check_match "programs attached" "$out" 'sharness_programs_attached [1-9][0-9]*'
+check "calls let through unjudged: the sum, 0 here, and no program named" \
+	"$(grep -c '^sharness_unjudged_calls_total 0$' <<<"$out") $(grep -c '^sharness_unjudged_calls_total{' <<<"$out")" "1 0"
 stop_daemon TERM
 start_daemon --metrics-file "$SH_TMP/sharness.prom" || fail "daemon starts with --metrics-file"
 check_match "--metrics-file: written at start" "$(cat "$SH_TMP/sharness.prom" 2>/dev/null)" "sharness_tagged_trees"
