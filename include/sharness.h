@@ -247,6 +247,8 @@ enum sh_protect {
 	SH_PROT_WRITE = 1u << 0, /* no change to it (or, a directory, to what it holds) */
 	SH_PROT_READ  = 1u << 1, /* not opened for reading either */
 	SH_PROT_NAME  = 1u << 2, /* not renamed, replaced or removed (their ancestors) */
+	SH_PROT_READ_IN = 1u << 3, /* a directory: no file directly in it opened for
+				    * reading (the audit log's: its rotated logs) */
 };
 
 struct sh_inode_key {
@@ -254,6 +256,35 @@ struct sh_inode_key {
 	__u32 dev;   /* the kernel's dev_t: major << 20 | minor */
 	__u32 pad;
 };
+
+/*
+ * A filter in front of protected_inodes (the prot_filter map), so that a
+ * tree's write pays a word's load, not a hash lookup, for a file that is
+ * not the daemon's. Word 0 arms it (SH_PROT_ARMED; anything else: every
+ * check looks the inode up); words 1..SH_PROT_FILTER_WORDS hold a bit per
+ * protected inode. Only sharnessd writes it, and never clears a bit of an
+ * inode it protects: a clear bit means not protected, a set bit maybe.
+ * The hash is unkeyed and the same in every build (the map outlives its
+ * programs); a new hash takes a new SH_PROT_ARMED. A tree that finds an
+ * inode whose bit is set costs itself a lookup, nothing more.
+ */
+#define SH_PROT_FILTER_WORDS 1024u
+#define SH_PROT_ARMED 0x7368707266696c31ull /* "shprfil1" */
+
+static inline __u64 sh_prot_hash(__u64 ino, __u32 dev)
+{
+	__u64 h = ino ^ ((__u64)dev * 0x9e3779b97f4a7c15ull);
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
+}
+
+/* The word (1..SH_PROT_FILTER_WORDS) and the bit of a hash. */
+static inline __u32 sh_prot_word(__u64 h)
+{
+	return 1 + (__u32)((h >> 6) & (SH_PROT_FILTER_WORDS - 1));
+}
 
 /*
  * Key of the learning map (LRU): one learn record per tree, hook and

@@ -175,9 +175,58 @@ void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_
 	__atomic_store_n(&e->skel->bss->ctl_ino, ino, __ATOMIC_SEQ_CST);
 }
 
+/* Sets k's bit in prot_filter (sharness.h), before k is marked. */
+static int filter_add(int fd, const struct sh_inode_key *k)
+{
+	__u64 h = sh_prot_hash(k->ino, k->dev), v = 0;
+	__u32 w = sh_prot_word(h);
+
+	if (bpf_map_lookup_elem(fd, &w, &v))
+		return -errno;
+	if (v & (1ull << (h & 63)))
+		return 0;
+	v |= 1ull << (h & 63);
+	return bpf_map_update_elem(fd, &w, &v, BPF_ANY) ? -errno : 0;
+}
+
+/*
+ * After the marks changed: every word of prot_filter becomes exactly the
+ * bits of keys (the inodes marked now; the others' marks are gone), then
+ * the filter is armed. A bit of a marked inode is in a word before and
+ * after its write, so it is never clear. On a failure the filter is
+ * disarmed: every check looks the inode up.
+ */
+static int filter_rebuild(int fd, const struct sh_inode_key *keys, size_t n)
+{
+	__u64 *want = calloc(SH_PROT_FILTER_WORDS + 1, sizeof(*want)), have, armed = SH_PROT_ARMED;
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!want)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++) {
+		__u64 h = sh_prot_hash(keys[i].ino, keys[i].dev);
+
+		want[sh_prot_word(h)] |= 1ull << (h & 63);
+	}
+	for (__u32 w = 1; !err && w <= SH_PROT_FILTER_WORDS; w++)
+		if (bpf_map_lookup_elem(fd, &w, &have) ||
+		    (have != want[w] && bpf_map_update_elem(fd, &w, &want[w], BPF_ANY)))
+			err = -errno;
+	if (!err && bpf_map_update_elem(fd, &zero, &armed, BPF_ANY))
+		err = -errno;
+	free(want);
+	if (err) {
+		armed = 0;
+		bpf_map_update_elem(fd, &zero, &armed, BPF_ANY);
+	}
+	return err;
+}
+
 int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *own, size_t n,
 			    const char **failed)
 {
+	int ffd = bpf_map__fd(e->skel->maps.prot_filter);
 	int fd = bpf_map__fd(e->skel->maps.protected_inodes);
 	struct sh_inode_key keys[SH_MAX_PROTECTED], k, next;
 	size_t nk = 0;
@@ -208,6 +257,15 @@ int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *ow
 				have = &flags;
 		if (have && bpf_map_lookup_elem(fd, &k, &old) == 0)
 			flags |= old;   /* the same inode named twice: both marks */
+		err = filter_add(ffd, &k);
+		if (err) {
+			__u64 off = 0;
+			__u32 zero = 0;
+
+			bpf_map_update_elem(ffd, &zero, &off, BPF_ANY); /* disarmed */
+			*failed = own[i].path;
+			return err;
+		}
 		if (bpf_map_update_elem(fd, &k, &flags, BPF_ANY)) {
 			*failed = own[i].path;
 			return -errno;
@@ -228,7 +286,7 @@ int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *ow
 		prev = &k;
 	}
 	__atomic_store_n(&e->skel->bss->nprotected, (uint32_t)nk, __ATOMIC_SEQ_CST);
-	return 0;
+	return filter_rebuild(ffd, keys, nk);
 }
 
 int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)

@@ -177,12 +177,15 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * cg_outside: cgroups found outside; empty, found again.
 	 * top_root: the last root found to be its namespace's top; the same.
 	 * sb_mount: file systems found with one mount; the same.
+	 * prot_filter: empty, it is not armed: every check looks up
+	 * protected_inodes until the daemon fills and arms it.
 	 * dir_marks, dir_names: empty, no adopted policy table entry keeps
 	 * SH_PF_MARKS (drop_dirs_flag) until the apply writes them. memos,
 	 * unix_memo: empty, they are made again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
+	       !strcmp(name, "prot_filter") ||
 	       !strcmp(name, "dir_marks") ||
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
 	       !strcmp(name, "unix_memo");

@@ -3,7 +3,8 @@
  * The daemon's own files, marked by inode so that no tree changes them
  * whatever its policy (hard links and other mounts of them included): the
  * policy directory and every policy file in it, the audit log's directory
- * and the log (which no tree reads either: other trees' records), the
+ * and the log (which no tree reads either: other trees' records; nor any
+ * file directly in that directory, where rotated logs lie), the
  * control socket's directory (socket, SOCKET.tags, SOCKET.lock), and,
  * against renaming them away, every directory above those. Called again
  * after a reload and after the log is reopened: the set is replaced.
@@ -65,7 +66,9 @@ int sh_protect_own_files(struct sh_daemon *d)
 		slash = strrchr(dir, '/');
 		if (slash && slash != dir)
 			*slash = 0;
-		err = protect_dir(own, paths, &n, dir, SH_PROT_WRITE | SH_PROT_NAME);
+		/* The log's directory: its rotated logs hold the same records. */
+		err = protect_dir(own, paths, &n, dir,
+				  SH_PROT_WRITE | SH_PROT_NAME | (k ? SH_PROT_READ_IN : 0));
 	}
 	if (!err)
 		err = protect_add(own, paths, &n, d->audit_path,

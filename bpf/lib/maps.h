@@ -128,6 +128,14 @@ struct {
 	__type(value, __u32);               /* enum sh_protect */
 } protected_inodes SEC(".maps");
 
+/* In front of protected_inodes (sharness.h: SH_PROT_ARMED). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SH_PROT_FILTER_WORDS + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} prot_filter SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SH_MAX_NET_KEYS);

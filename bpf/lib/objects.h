@@ -40,6 +40,19 @@ static __always_inline bool knob_sb(unsigned long magic)
 	       magic == RPC_PIPEFS_MAGIC;
 }
 
+/* Might (ino, dev) be protected? No only where the armed filter says so. */
+static __always_inline bool maybe_protected(__u64 ino, __u32 dev)
+{
+	__u64 h = sh_prot_hash(ino, dev), *armed, *word;
+	__u32 zero = 0, w = sh_prot_word(h);
+
+	armed = bpf_map_lookup_elem(&prot_filter, &zero);
+	if (!armed || *armed != SH_PROT_ARMED)
+		return true;
+	word = bpf_map_lookup_elem(&prot_filter, &w);
+	return !word || ((*word >> (h & 63)) & 1);
+}
+
 static __always_inline __u32 protection(struct inode *inode)
 {
 	struct sh_inode_key k = {};
@@ -49,15 +62,18 @@ static __always_inline __u32 protection(struct inode *inode)
 		return 0;
 	k.ino = inode->i_ino;
 	k.dev = inode->i_sb->s_dev;
+	if (!maybe_protected(k.ino, k.dev))
+		return 0;
 	v = bpf_map_lookup_elem(&protected_inodes, &k);
 	return v ? *v : 0;
 }
 
 /*
  * Is this one of sharnessd's own files, which no tree may change (write:
- * the file, or a file in a protected directory) or, for the audit log,
- * read? Judged on the inode, so hard links and other mounts of the same
- * file do not get around it.
+ * the file, or a file in a protected directory) or, for the audit log and
+ * the files beside it (rotated logs), read? Judged on the inode, so hard
+ * links and other mounts of the same file do not get around it; a tree
+ * cannot link a file out of a protected directory (a write there).
  */
 static __always_inline bool daemon_file(struct dentry *d, bool write, bool rename)
 {
@@ -69,7 +85,7 @@ static __always_inline bool daemon_file(struct dentry *d, bool write, bool renam
 	if (own & SH_PROT_READ)
 		return true;
 	if (!write)
-		return false;
+		return protection(d->d_parent->d_inode) & SH_PROT_READ_IN;
 	if ((own & SH_PROT_WRITE) || (rename && (own & SH_PROT_NAME)))
 		return true;
 	return protection(d->d_parent->d_inode) & SH_PROT_WRITE;

@@ -504,5 +504,47 @@ check "the socket is still there and answers" "$($CTL status >/dev/null 2>&1; ec
 check "twin: the same tree writes elsewhere" \
 	"$($CTL run --policy twallopen -- "$TRY" open "$W/f" w 2>/dev/null | head -1)" ok
 
+# The filter in front of those marks (prot_filter): armed, with no more
+# bits set than inodes marked (fewer where two share a bit).
+filter_state() {
+	python3 - "$PIN" <<'PY'
+import glob, json, subprocess, sys
+gen = sorted(glob.glob(sys.argv[1] + "/gen-*"), key=lambda g: int(g.rsplit("-", 1)[1]))[-1]
+def dump(name):
+    return json.loads(subprocess.check_output(["bpftool", "-j", "map", "dump", "pinned",
+                                               gen + "/map_" + name]))
+def num(e, f):
+    if "formatted" in e:
+        return int(e["formatted"][f])
+    return int.from_bytes(bytes(int(b, 16) for b in e[f]), "little")
+words = {num(e, "key"): num(e, "value") for e in dump("prot_filter")}
+print("%x" % words.get(0, 0), sum(bin(v).count("1") for k, v in words.items() if k),
+      len(dump("protected_inodes")))
+PY
+}
+read -r armed bits marked < <(filter_state)
+check "the protected-inode filter is armed" "$armed" 7368707266696c31
+check "it holds a bit for the marked inodes, no more ($bits bits, $marked marked)" \
+	"$([ "$bits" -ge 1 ] && [ "$bits" -le "$marked" ] && echo yes)" yes
+# A rotation: the old log renamed beside the new one, which the daemon
+# reopens (a new inode, added to the marks and the filter) on SIGHUP.
+mv "$AUDIT" "$AUDIT.1"
+kill -HUP "$DAEMON_PID"
+reloaded() { jq -e 'select(.event == "reload")' "$AUDIT" >/dev/null 2>&1; }
+wait_until reloaded
+check "after SIGHUP: a new log, its reload record in it" "$?" 0
+for t in "open $AUDIT r" "open $AUDIT.1 r" "open $AUDIT.1 w" "link $AUDIT.1 $W/log-copy"; do
+	mark
+	# shellcheck disable=SC2086
+	r=$($CTL run --policy twallopen -- "$TRY" $t 2>/dev/null | head -1)
+	check "after rotation, $t: refused" "$r" "err EPERM"
+	expect "after rotation, $t" '.hook == "file"' "sharnessd is protected"
+done
+check "twin: a daemon file outside the log directory (a policy) is read" \
+	"$($CTL run --policy twallopen -- "$TRY" open "$SH_TMP/policies/twall.policy" r 2>/dev/null | head -1)" ok
+read -r armed bits marked < <(filter_state)
+check "after rotation: the filter armed, its bits no more than the marks ($bits, $marked)" \
+	"$armed $([ "$bits" -ge 1 ] && [ "$bits" -le "$marked" ] && echo yes)" "7368707266696c31 yes"
+
 check_log_valid
 exit 0
