@@ -64,15 +64,20 @@ unsigned sh_pin_newest_gen(const char *pin_dir)
 	return best;
 }
 
+/* PIN_DIR/gen-N, its path into dir, opened; NULL (errno) where it cannot be. */
+static DIR *open_gen(const char *pin_dir, unsigned gen, char dir[PATH_MAX])
+{
+	snprintf(dir, PATH_MAX, "%s/gen-%u", pin_dir, gen);
+	return opendir(dir);
+}
+
 int sh_pin_remove_gen(const char *pin_dir, unsigned gen)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 256];
 	struct dirent *de;
 	int err = 0;
-	DIR *d;
+	DIR *d = open_gen(pin_dir, gen, dir);
 
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
@@ -118,10 +123,8 @@ static uint64_t gen_unjudged(const char *pin_dir, unsigned gen)
 	char dir[PATH_MAX], path[PATH_MAX + 256];
 	struct dirent *de;
 	uint64_t n = 0;
-	DIR *d;
+	DIR *d = open_gen(pin_dir, gen, dir);
 
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
@@ -358,8 +361,7 @@ int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags)
 	*links = *tags = 0;
 	if (!gen)
 		return 0;
-	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
-	d = opendir(dir);
+	d = open_gen(pin_dir, gen, dir);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)))

@@ -41,16 +41,25 @@ printf '[policy]\nname = tc\n[exec]\nallow = /usr/bin/bash\nallow = %s/\nallow =
 printf '[policy]\nname = tc2\n[exec]\nallow = /usr/bin/bash\nallow = %s/\n' \
 	"$VMB" >"$SH_TMP/policies/tc2.policy"
 
+# no_start NAME POLICY_DIR [WRAPPER...]: a sharnessd (run through WRAPPER)
+# on POLICY_DIR with files of its own ($SH_TMP/NAME.*, $PIN-NAME) that
+# should not start; sets rc and err (its stderr). One that starts is stopped.
+no_start() {
+	local name=$1 dir=$2 p
+	shift 2
+	"$@" "$SH_BUILD/sharnessd" --policy-dir "$dir" --audit-log "$SH_TMP/$name.jsonl" \
+		--socket "$SH_TMP/$name.sock" --pin-dir "$PIN-$name" 2>"$SH_TMP/$name.err"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		p=$(jnum pid "$("$SH_BUILD/sharnessctl" --socket "$SH_TMP/$name.sock" status --json)")
+		[ -n "$p" ] && kill -TERM "$p"
+	fi
+	err=$(<"$SH_TMP/$name.err")
+}
+
 # ---- a daemon without its policy directory does not start ------------------
-"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/nodir" --audit-log "$SH_TMP/nodir.jsonl" \
-	--socket "$SH_TMP/nodir.sock" --pin-dir "$PIN-nodir" 2>"$SH_TMP/nodir.err"
-rc=$?
-if [ $rc -eq 0 ]; then # it started after all: stop it
-	p=$(jnum pid "$("$SH_BUILD/sharnessctl" --socket "$SH_TMP/nodir.sock" status --json)")
-	[ -n "$p" ] && kill -TERM "$p"
-fi
+no_start nodir "$SH_TMP/nodir"
 check "no policy dir: daemon exits 2" "$rc" 2
-err=$(<"$SH_TMP/nodir.err")
 check_match "no policy dir: says which and why" "$err" "$SH_TMP/nodir: cannot open directory: No such file or directory"
 check_match "no policy dir: says it is not starting" "$err" "not starting"
 check "no policy dir: no socket left behind" "$([ -S "$SH_TMP/nodir.sock" ] && echo yes || echo no)" no
@@ -61,16 +70,8 @@ check "no policy dir: no socket left behind" "$([ -S "$SH_TMP/nodir.sock" ] && e
 # getrandom fail with ENOSYS (and checks that it does: else exit 99).
 "$VMB/nosys" /usr/bin/true
 check "nosys: its filter holds and the command runs" "$?" 0
-"$VMB/nosys" "$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" \
-	--audit-log "$SH_TMP/nokey.jsonl" --socket "$SH_TMP/nokey.sock" --pin-dir "$PIN-nokey" \
-	2>"$SH_TMP/nokey.err"
-rc=$?
-if [ $rc -eq 0 ]; then # it started after all: stop it
-	p=$(jnum pid "$("$SH_BUILD/sharnessctl" --socket "$SH_TMP/nokey.sock" status --json)")
-	[ -n "$p" ] && kill -TERM "$p"
-fi
+no_start nokey "$SH_TMP/policies" "$VMB/nosys"
 check "no getrandom: daemon exits 3 (cannot enforce)" "$rc" 3
-err=$(<"$SH_TMP/nokey.err")
 check_match "no getrandom: says what failed" "$err" \
 	"cannot draw the programs' random key: getrandom: Function not implemented"
 check_match "no getrandom: says what to change" "$err" \
