@@ -48,7 +48,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 /* Runtime tags (tag, run) survive a daemon restart in the state file. */
 void sh_enforcer_save_state(struct sh_enforcer *e)
 {
-	sh_pin_save_tags(e->state_path, e->tags, e->ntags, e->slot, e->names[e->slot]);
+	sh_pin_save_tags(e->state_path, e->tags, e->ntags, e->slot, e->names[e->slot],
+			 &e->unjudged);
 }
 
 static void restore_state(struct sh_enforcer *e)
@@ -79,7 +80,8 @@ static int adopt(struct sh_enforcer *e, unsigned old_gen)
 
 /* Load and attach ours, pin them as generation gen and only then remove
  * the older generations: there is no moment without enforcement. */
-static int attach_and_pin(struct sh_enforcer *e, unsigned gen)
+static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
+			  const struct sh_unjudged_seen *seen)
 {
 	int err = sharness_bpf__load(e->skel);
 
@@ -97,13 +99,14 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen)
 	e->gen = gen;
 	/* Ours are attached and pinned: older generations can go (what
 	 * their programs let through unrun is reported, sh_enforcer_unjudged). */
-	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen);
+	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, seen);
 	return 0;
 }
 
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		     const char *pin_dir, const char *state_path)
 {
+	struct sh_unjudged_seen seen;
 	struct sh_enforcer *e;
 	unsigned old_gen;
 	int err;
@@ -128,7 +131,10 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		if (err)
 			goto fail;
 	}
-	err = attach_and_pin(e, old_gen + 1);
+	/* What the daemon before reported of its generation's unjudged
+	 * calls, read before its successor's state replaces it. */
+	sh_pin_restore_unjudged(e->state_path, &seen);
+	err = attach_and_pin(e, old_gen + 1, &seen);
 	if (err)
 		goto fail;
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_sample, e, NULL);
@@ -191,24 +197,31 @@ static int filter_add(int fd, const struct sh_inode_key *k)
 
 /*
  * After the marks changed: every word of prot_filter becomes exactly the
- * bits of keys (the inodes marked now; the others' marks are gone), then
- * the filter is armed. A bit of a marked inode is in a word before and
- * after its write, so it is never clear. On a failure the filter is
- * disarmed: every check looks the inode up.
+ * bits of the inodes marked in protected_inodes now (read back from the
+ * map: a mark whose removal failed keeps its bit), then the filter is
+ * armed. A bit of a marked inode is in a word before and after its
+ * write, so it is never clear. On a failure the filter is disarmed:
+ * every check looks the inode up.
  */
-static int filter_rebuild(int fd, const struct sh_inode_key *keys, size_t n)
+static int filter_rebuild(int fd, int marks_fd)
 {
 	__u64 *want = calloc(SH_PROT_FILTER_WORDS + 1, sizeof(*want)), have, armed = SH_PROT_ARMED;
+	struct sh_inode_key k, next;
+	void *prev = NULL;
 	__u32 zero = 0;
 	int err = 0;
 
 	if (!want)
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < n; i++) {
-		__u64 h = sh_prot_hash(keys[i].ino, keys[i].dev);
+	while (!err && bpf_map_get_next_key(marks_fd, prev, &next) == 0) {
+		__u64 h = sh_prot_hash(next.ino, next.dev);
 
 		want[sh_prot_word(h)] |= 1ull << (h & 63);
+		k = next;
+		prev = &k;
 	}
+	if (!err && errno != ENOENT)
+		err = -errno;   /* the walk ended on an error, not at its end */
 	for (__u32 w = 1; !err && w <= SH_PROT_FILTER_WORDS; w++)
 		if (bpf_map_lookup_elem(fd, &w, &have) ||
 		    (have != want[w] && bpf_map_update_elem(fd, &w, &want[w], BPF_ANY)))
@@ -286,7 +299,7 @@ int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *ow
 		prev = &k;
 	}
 	__atomic_store_n(&e->skel->bss->nprotected, (uint32_t)nk, __ATOMIC_SEQ_CST);
-	return filter_rebuild(ffd, keys, nk);
+	return filter_rebuild(ffd, fd);
 }
 
 int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)
@@ -334,6 +347,15 @@ ssize_t sh_enforcer_unjudged(struct sh_enforcer *e, struct sh_prog_count out[SH_
 			out[n++] = (struct sh_prog_count){ bpf_program__name(p), info.recursion_misses };
 	}
 	return (ssize_t)n;
+}
+
+void sh_enforcer_unjudged_reported(struct sh_enforcer *e, uint64_t total)
+{
+	if (e->unjudged.gen == e->gen && e->unjudged.reported == total)
+		return;
+	e->unjudged.gen = e->gen;
+	e->unjudged.reported = total;
+	sh_enforcer_save_state(e);
 }
 
 bool sh_enforcer_adopted(struct sh_enforcer *e)

@@ -74,6 +74,9 @@ struct sh_prog_count {
 	uint64_t unjudged;
 };
 ssize_t sh_enforcer_unjudged(struct sh_enforcer *e, struct sh_prog_count out[SH_MAX_PROGS]);
+/* The sum of this generation's counts reported so far (not SH_EARLIER_GEN's),
+ * kept with the state so that the next daemon reports only the rest. */
+void sh_enforcer_unjudged_reported(struct sh_enforcer *e, uint64_t total);
 /* Detach: remove every pinned generation. The programs stay attached
  * until the enforcer is destroyed. */
 int sh_enforcer_unload(struct sh_enforcer *e);

@@ -8,6 +8,7 @@
 #define SH_ENFORCER_INT_H
 
 #include "enforcer.h"
+#include "pin.h"
 
 struct sh_enforcer {
 	char *pin_dir;
@@ -24,6 +25,7 @@ struct sh_enforcer {
 	struct sh_tag_entry *tags;
 	size_t ntags;
 	uint64_t unjudged_before;               /* by the generations this one replaced */
+	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
 };
 
 /* Runtime tags (tag, run) to the state file, so a restart keeps them. */

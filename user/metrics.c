@@ -161,8 +161,11 @@ static void unjudged(struct sh_daemon *d, struct sh_buf *b)
 	ssize_t n = sh_enforcer_unjudged(d->enf, c);
 	uint64_t sum = 0;
 
+	help(b, "sharness_unjudged_calls_unreadable", "gauge",
+	     "1 while the programs' counts of calls let through unjudged cannot be read.");
+	line(b, "sharness_unjudged_calls_unreadable %d\n", n < 0);
 	if (n < 0)
-		return;   /* unreadable: said in the daemon's log; no number is made up */
+		return;   /* no number is made up */
 	help(b, "sharness_unjudged_calls_total", "counter",
 	     "Calls the kernel let through a sharness program without running it (its BPF "
 	     "recursion check), by program; the sum without a label.");

@@ -103,18 +103,24 @@ static uint64_t link_unjudged(const char *path)
 	int lfd, pfd;
 
 	lfd = bpf_obj_get(path);
-	if (lfd < 0)
-		return 0;
-	if (!bpf_obj_get_info_by_fd(lfd, &li, &len)) {
-		pfd = bpf_prog_get_fd_by_id(li.prog_id);
-		len = sizeof(pi);
-		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pi, &len))
-			n = pi.recursion_misses;
+	if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &li, &len))
+		goto fail;
+	pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	len = sizeof(pi);
+	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
 		if (pfd >= 0)
 			close(pfd);
+		goto fail;
 	}
+	n = pi.recursion_misses;
+	close(pfd);
 	close(lfd);
 	return n;
+fail:
+	sh_log("cannot read the count of calls %s let through unjudged: %s", path, strerror(errno));
+	if (lfd >= 0)
+		close(lfd);
+	return 0;
 }
 
 /* Calls generation gen's programs let through unrun, summed over its links. */
@@ -136,11 +142,12 @@ static uint64_t gen_unjudged(const char *pin_dir, unsigned gen)
 	return n;
 }
 
-uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
+uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep,
+				  const struct sh_unjudged_seen *seen)
 {
 	DIR *d = opendir(pin_dir);
 	struct dirent *de;
-	uint64_t unjudged = 0;
+	uint64_t unjudged = 0, n;
 	unsigned g;
 
 	if (!d)
@@ -150,7 +157,10 @@ uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
 
 		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
 			continue;
-		unjudged += gen_unjudged(pin_dir, g);
+		n = gen_unjudged(pin_dir, g);
+		if (seen && g == seen->gen)
+			n = n > seen->reported ? n - seen->reported : 0;
+		unjudged += n;
 		err = sh_pin_remove_gen(pin_dir, g);
 		if (err)
 			sh_log("cannot remove %s/gen-%u: %s", pin_dir, g, strerror(-err));
@@ -159,10 +169,13 @@ uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep)
 	return unjudged;
 }
 
-/* Counts restart rather than holding up adoption when their layout changed. */
+/* Counts restart, and the protected-inode filter starts unarmed (every
+ * check looks up), rather than holding up adoption when their layout
+ * changed. */
 static bool map_counts_only(const struct bpf_map *m)
 {
-	return strcmp(bpf_map__name(m), "counters") == 0;
+	return strcmp(bpf_map__name(m), "counters") == 0 ||
+	       strcmp(bpf_map__name(m), "prot_filter") == 0;
 }
 
 /*
@@ -229,7 +242,7 @@ static int adoptable_fd(const char *dir, const struct bpf_map *m)
 		return fd;
 	close(fd);
 	if (map_counts_only(m)) {
-		sh_log("pinned map %s has another layout: its counts restart", path);
+		sh_log("pinned map %s has another layout: it starts afresh", path);
 		return -1;
 	}
 	sh_log("pinned map %s does not match this build's layout", path);
@@ -400,7 +413,8 @@ int sh_pin_unload(const char *pin_dir)
 }
 
 void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n,
-		      unsigned slot, char *const names[SH_MAX_POLICIES])
+		      unsigned slot, char *const names[SH_MAX_POLICIES],
+		      const struct sh_unjudged_seen *u)
 {
 	char tmp[PATH_MAX + 8];
 	FILE *f;
@@ -421,8 +435,27 @@ void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, s
 	for (unsigned i = 0; i < SH_MAX_POLICIES; i++)
 		if (names[i])
 			fprintf(f, "policy\t%u\t%u\t%s\n", slot, i, names[i]);
+	if (u && u->reported)
+		fprintf(f, "unjudged\t%u\t%llu\n", u->gen, (unsigned long long)u->reported);
 	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, state_path))
 		sh_log("cannot write %s: %s", state_path, strerror(errno));
+}
+
+void sh_pin_restore_unjudged(const char *state_path, struct sh_unjudged_seen *u)
+{
+	char *line = NULL;
+	unsigned long long v;
+	size_t cap = 0;
+	FILE *f = state_path ? fopen(state_path, "re") : NULL;
+
+	memset(u, 0, sizeof(*u));
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "unjudged\t%u\t%llu", &u->gen, &v) == 2)
+			u->reported = v;
+	free(line);
+	fclose(f);
 }
 
 void sh_pin_restore_names(const char *state_path, char *names[SH_SLOTS][SH_MAX_POLICIES])

@@ -19,10 +19,18 @@ struct sh_tag_entry;
 unsigned sh_pin_newest_gen(const char *pin_dir);
 /* Removes PIN_DIR/gen-N and what is pinned in it; 0 or -errno. */
 int sh_pin_remove_gen(const char *pin_dir, unsigned gen);
+/* What a daemon reported of the calls its generation's programs let
+ * through unrun (recursion_misses), kept in the state file (a line
+ * "unjudged GEN TOTAL", which the tag readers skip) so that its successor
+ * does not report them again. */
+struct sh_unjudged_seen {
+	unsigned gen;
+	uint64_t reported;
+};
 /* Removes every generation but keep (failures are logged). Returns the
- * calls their programs let through unrun (recursion_misses), whole counts:
- * what their daemons already reported is in them. */
-uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep);
+ * calls their programs let through unrun that seen does not account for. */
+uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep,
+				  const struct sh_unjudged_seen *seen);
 /* Before the load: reuse every pinned map of generation gen whose layout
  * matches this build, or none of them; 0 or -errno. */
 int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen);
@@ -38,7 +46,9 @@ int sh_pin_unload(const char *pin_dir);
  * nowhere). Writing replaces the file; reading appends to *tags the
  * entries still present in the tags map. */
 void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n,
-		      unsigned slot, char *const names[SH_MAX_POLICIES]);
+		      unsigned slot, char *const names[SH_MAX_POLICIES],
+		      const struct sh_unjudged_seen *u);
+void sh_pin_restore_unjudged(const char *state_path, struct sh_unjudged_seen *u);
 /* The policy names of the slot in force when the state was saved, so that
  * events a daemon's successor reads from the adopted ring keep their
  * policy's name (names[slot][id]; malloc'd). */

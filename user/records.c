@@ -138,7 +138,7 @@ void sh_rec_dropped(struct sh_daemon *d)
 void sh_rec_unjudged(struct sh_daemon *d, bool now)
 {
 	struct sh_prog_count c[SH_MAX_PROGS];
-	uint64_t t = sh_now_ns(CLOCK_MONOTONIC);
+	uint64_t t = sh_now_ns(CLOCK_MONOTONIC), own = 0;
 	ssize_t n;
 
 	if (!now && t - d->unjudged_ns < 1000000000ull)
@@ -146,12 +146,15 @@ void sh_rec_unjudged(struct sh_daemon *d, bool now)
 	d->unjudged_ns = t;
 	n = sh_enforcer_unjudged(d->enf, c);
 	if (n < 0) {
-		if (!d->unjudged_err)
+		if (!d->unjudged_err)   /* once a spell of failures */
 			sh_log("cannot read the programs' counts of calls let through unjudged: %s",
 			       strerror((int)-n));
 		d->unjudged_err = true;
 		return;
 	}
+	if (d->unjudged_err)
+		sh_log("the programs' counts of calls let through unjudged are readable again");
+	d->unjudged_err = false;
 	for (ssize_t i = 0; i < n; i++) {
 		if (c[i].unjudged <= d->unjudged_seen[i])
 			continue;
@@ -166,6 +169,10 @@ void sh_rec_unjudged(struct sh_daemon *d, bool now)
 		sh_rec_emit_journaled(d);
 		d->unjudged_seen[i] = c[i].unjudged;
 	}
+	for (ssize_t i = 0; i < n; i++)
+		if (strcmp(c[i].program, SH_EARLIER_GEN))
+			own += d->unjudged_seen[i];
+	sh_enforcer_unjudged_reported(d->enf, own);
 }
 
 int64_t sh_rec_unjudged_total(struct sh_daemon *d)

@@ -71,9 +71,11 @@ static __always_inline __u32 protection(struct inode *inode)
 /*
  * Is this one of sharnessd's own files, which no tree may change (write:
  * the file, or a file in a protected directory) or, for the audit log and
- * the files beside it (rotated logs), read? Judged on the inode, so hard
- * links and other mounts of the same file do not get around it; a tree
- * cannot link a file out of a protected directory (a write there).
+ * the files beside it (rotated logs), read? A file's own mark is judged
+ * on its inode, so hard links and other mounts of it do not get around
+ * it. The marks of its directory are judged on the name used: a tree
+ * cannot link a file out of a protected directory (a write there), but
+ * a link made there from outside the tree is another name (README).
  */
 static __always_inline bool daemon_file(struct dentry *d, bool write, bool rename)
 {
