@@ -527,12 +527,29 @@ check "the protected-inode filter is armed" "$armed" 7368707266696c31
 check "it holds a bit for the marked inodes, no more ($bits bits, $marked marked)" \
 	"$([ "$bits" -ge 1 ] && [ "$bits" -le "$marked" ] && echo yes)" yes
 # A rotation: the old log renamed beside the new one, which the daemon
-# reopens (a new inode, added to the marks and the filter) on SIGHUP.
+# reopens (a new inode, added to the marks and the filter) on SIGHUP. A
+# tree holds an O_PATH descriptor of the live log across it (O_PATH opens
+# are not judged), to reopen it once the old inode has lost its own mark.
+$CTL run --policy twall -- "$WALL" opath-reopen "$AUDIT" "$SH_TMP/go" >"$SH_TMP/reopen.out" 2>&1 &
+rp=$!
+wait_until grep -q '^ready' "$SH_TMP/reopen.out"
 mv "$AUDIT" "$AUDIT.1"
 kill -HUP "$DAEMON_PID"
 reloaded() { jq -e 'select(.event == "reload")' "$AUDIT" >/dev/null 2>&1; }
 wait_until reloaded
 check "after SIGHUP: a new log, its reload record in it" "$?" 0
+mark
+echo go >"$SH_TMP/go"
+wait $rp
+check "O_PATH of the log held across its rotation, reopened via /proc/self/fd: refused" \
+	"$(sed -n 2p "$SH_TMP/reopen.out")" "err EPERM"
+expect "rotated log reopened" '.hook == "file" and .op == "open"' "sharnessd is protected"
+mark
+inw twall handle-read "$AUDIT.1"
+check "open_by_handle_at of the rotated log: refused" "$OUT" "err EPERM"
+expect "rotated log by handle" ".hook == \"file\" and .target == \"$AUDIT.1\"" "sharnessd is protected"
+inw twall handle-read "$SH_TMP/policies/twall.policy"
+check "twin: open_by_handle_at of a policy file (outside the log directory)" "$OUT" ok
 for t in "open $AUDIT r" "open $AUDIT.1 r" "open $AUDIT.1 w" "link $AUDIT.1 $W/log-copy"; do
 	mark
 	# shellcheck disable=SC2086
