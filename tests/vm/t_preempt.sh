@@ -184,6 +184,71 @@ check_match "an idle crowd: the neighbour's allowed call succeeds, many times" \
 check "an idle crowd: the neighbour's refused call never succeeds" \
 	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
 
+# No buffer to be had, made so rather than waited for: a process of the
+# tree waits (try gate) while every CPU's scratch is marked held from
+# outside, as preempted judgements hold it (scratch_owners), then connects
+# to the allowed socket. Refused, not let through: EPERM, counted
+# (scratch_busy), recorded as a path that could not be resolved (-11).
+# Then every tree's share is marked full instead (scratch_share): refused
+# and counted as the tree's share (scratch_tree), no buffer looked for.
+# Each time, with the maps given back, the same call of a new process
+# succeeds.
+map_id() {
+	bpftool -j map show name "$1" 2>/dev/null | jq -r 'if type == "array" then .[] else . end | .id'
+}
+# map_fill NAME KEYS VALUE-BYTES: every key below KEYS of NAME, on every
+# CPU, set to the bytes (bpftool writes one value to each CPU of a
+# per-CPU map), in one bpftool process.
+map_fill() {
+	local name=$1 keys=$2 bytes=$3 id k
+	id=$(map_id "$name")
+	[ "$(wc -w <<<"$id")" = 1 ] || { echo "no single map $name: '$id'"; return 1; }
+	for ((k = 0; k < keys; k++)); do
+		echo "map update id $id key $((k & 255)) $((k >> 8)) 0 0 value $bytes"
+	done >"$SH_TMP/fill.batch"
+	bpftool batch file "$SH_TMP/fill.batch" >/dev/null
+}
+bytes() { local n=$1 v=$2 i; for ((i = 0; i < n; i++)); do printf '%s ' "$v"; done; }
+HELD="$(bytes 12 '1 0 0 0 0 0 0 0')$(bytes 48 0)" # 12 owner words of 1, 12 shares 0
+FREE=$(bytes 144 0)
+check "scratch_owners is the layout filled here (12 words and 12 shares)" \
+	"$(bpftool -j map show id "$(map_id scratch_owners)" | jq .bytes_value)" 144
+# starved CASE MAP KEYS FULL FREE COUNTER
+starved() {
+	local name=$1 map=$2 keys=$3 full=$4 free=$5 cnt=$6 c0 b0 t0 a0 pid
+	local rec='.policy == "tpre" and .hook == "connect" and .path_error == -11'
+	rm -f "$SH_TMP/go"
+	$CTL run --policy tpre -- "$TRY" gate "$SH_TMP/go" connect "$D/s/allowed.sock" \
+		>"$SH_TMP/gate.out" 2>&1 &
+	pid=$!
+	wait_until grep -q '^ready' "$SH_TMP/gate.out"
+	c0=$(counter "$cnt")
+	a0=$(audit_count "$rec")
+	b0=$(counter scratch_busy)
+	t0=$(counter scratch_tree)
+	map_fill "$map" "$keys" "$full"
+	check "$name: marked full" "$?" 0
+	touch "$SH_TMP/go"
+	wait "$pid"
+	map_fill "$map" "$keys" "$free"
+	check "$name: given back" "$?" 0
+	check "$name: the waiting process's connect is refused" "$(sed -n 2p "$SH_TMP/gate.out")" "err EPERM"
+	check_match "$name: counted ($cnt)" "$(( $(counter "$cnt") - c0 ))" '^[1-9]'
+	if [ "$cnt" = scratch_tree ]; then
+		check "$name: no buffer was looked for" "$(counter scratch_busy)" "$b0"
+	else
+		check "$name: not counted as the tree's share" "$(counter scratch_tree)" "$t0"
+	fi
+	check_match "$name: recorded, the path unresolved (-11)" \
+		"$(( $(audit_wait "$rec" $((a0 + 1))) - a0 ))" '^[1-9]'
+	check "$name: given back, the same call succeeds" \
+		"$($CTL run --policy tpre -- "$TRY" connect "$D/s/allowed.sock" 2>/dev/null | head -n 1)" ok
+}
+starved "every buffer held" scratch_owners 1 "$HELD" "$FREE" scratch_busy
+# The guard at the end (lib.sh) counts what this test did not make.
+SCRATCH_BUSY_MADE=$(counter scratch_busy)
+starved "every tree's share full" scratch_share 4096 "8 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0" scratch_tree
+
 # The allowed socket's listener takes connections (the positive control
 # of the refused connect).
 check "a connect to the allowed socket succeeds" "$($CTL run --policy tpre -- "$TRY" connect "$D/s/allowed.sock" 2>/dev/null | head -n 1)" ok

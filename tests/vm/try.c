@@ -25,6 +25,10 @@
  *   try exchange A B        renameat2(A, B, RENAME_EXCHANGE)
  *   try link FROM TO   try symlink TARGET PATH   try mknod PATH
  *   try chmod PATH MODE   try chown PATH UID GID   try truncate PATH
+ *   try gate FILE OP ARG...       print "ready", wait until FILE exists
+ *                                 (stat, which no hook judges), then OP:
+ *                                 a call made by a process already running
+ *                                 in its tree
  *
  * Prints "ok" (exit 0) or "err NAME" where NAME is the errno's symbol
  * (exit 1); bad usage exits 2.
@@ -171,6 +175,16 @@ int main(int argc, char **argv)
 	const char *op = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(op, "gate") && argc >= 4) {
+		struct stat st;
+
+		printf("ready\n");
+		while (stat(argv[2], &st) != 0)
+			usleep(10000);
+		argv += 2;
+		argc -= 2;
+		op = argv[1];
+	}
 	if (!strcmp(op, "exec") && argc >= 3) {
 		execv(argv[2], argv + 2);
 		return report(-1);
