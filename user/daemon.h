@@ -58,6 +58,8 @@ struct sh_daemon {
 	uint64_t unjudged_seen[SH_MAX_PROGS];   /* reported, by sh_enforcer_unjudged's order */
 	uint64_t unjudged_ns;           /* when last looked at */
 	bool unjudged_err;              /* a count could not be read (said once) */
+	int log_wfd;                    /* inotify on the log's directory, or -1 */
+	bool log_watch_said;            /* that it could not be set, logged */
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any
@@ -117,5 +119,12 @@ void sh_learning_watch(struct sh_daemon *d);
 /* protect.c: marks the daemon's own files so that no tree changes them;
  * 0 or -errno (logged). */
 int sh_protect_own_files(struct sh_daemon *d);
+/* The directory path lies in ("." or "/" where it names no other). */
+void sh_dir_of(const char *path, char *dir, size_t n);
+/* Watches the log's directory (d->log_wfd), or sets the watch again on its
+ * path; a failure is logged once. */
+void sh_protect_watch(struct sh_daemon *d);
+/* The watch's events: all read, the watch set again, the files marked. */
+void sh_protect_on_watch(struct sh_daemon *d);
 
 #endif

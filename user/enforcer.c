@@ -236,28 +236,35 @@ static int filter_rebuild(int fd, int marks_fd)
 	return err;
 }
 
+/*
+ * The marks become exactly own[] (a file named twice gets both marks).
+ * Every file is found first; then the marks of files no longer ours go,
+ * so that a full map has room for the new ones (a file of both sets is
+ * never unmarked in between); then each mark is written, its filter bit
+ * first. Where a write fails, the marks that went are put back.
+ */
 int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *own, size_t n,
 			    const char **failed)
 {
 	int ffd = bpf_map__fd(e->skel->maps.prot_filter);
 	int fd = bpf_map__fd(e->skel->maps.protected_inodes);
-	struct sh_inode_key keys[SH_MAX_PROTECTED], k, next;
-	size_t nk = 0;
+	struct sh_inode_key keys[SH_MAX_PROTECTED], gone[SH_MAX_PROTECTED], k, next;
+	uint32_t flags[SH_MAX_PROTECTED], gone_flags[SH_MAX_PROTECTED];
+	const char *names[SH_MAX_PROTECTED];
+	size_t nk = 0, ngone = 0;
 	void *prev = NULL;
-	int err;
+	int err = 0;
 
 	*failed = NULL;
 	if (n > SH_MAX_PROTECTED)
 		return -E2BIG;
-	/* Add (or widen) every mark first, so that nothing is unprotected
-	 * in between; then drop the marks of files no longer ours. */
 	for (size_t i = 0; i < n; i++) {
-		uint32_t flags = own[i].flags, *have = NULL, old;
+		uint64_t ino = own[i].ino;
+		uint32_t dev = own[i].dev;
+		size_t j;
 
-		uint64_t ino;
-		uint32_t dev;
-
-		err = sh_kernel_ino(own[i].path, &ino, &dev);
+		if (!own[i].keyed)
+			err = sh_kernel_ino(own[i].path, &ino, &dev);
 		if (err) {
 			*failed = own[i].path;
 			return err;
@@ -265,38 +272,48 @@ int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *ow
 		memset(&k, 0, sizeof(k));
 		k.ino = ino;
 		k.dev = dev;
-		for (size_t j = 0; j < nk; j++)
+		for (j = 0; j < nk; j++)
 			if (keys[j].ino == k.ino && keys[j].dev == k.dev)
-				have = &flags;
-		if (have && bpf_map_lookup_elem(fd, &k, &old) == 0)
-			flags |= old;   /* the same inode named twice: both marks */
-		err = filter_add(ffd, &k);
-		if (err) {
-			__u64 off = 0;
-			__u32 zero = 0;
-
-			bpf_map_update_elem(ffd, &zero, &off, BPF_ANY); /* disarmed */
-			*failed = own[i].path;
-			return err;
+				break;
+		if (j == nk) {
+			keys[nk] = k;
+			names[nk] = own[i].path;
+			flags[nk++] = 0;
 		}
-		if (bpf_map_update_elem(fd, &k, &flags, BPF_ANY)) {
-			*failed = own[i].path;
-			return -errno;
-		}
-		if (!have)
-			keys[nk++] = k;
+		flags[j] |= own[i].flags;
 	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		bool keep = false;
 
 		for (size_t j = 0; j < nk && !keep; j++)
 			keep = keys[j].ino == next.ino && keys[j].dev == next.dev;
-		if (!keep && bpf_map_delete_elem(fd, &next) == 0) {
+		if (!keep && ngone < SH_MAX_PROTECTED &&
+		    bpf_map_lookup_elem(fd, &next, &gone_flags[ngone]) == 0 &&
+		    bpf_map_delete_elem(fd, &next) == 0) {
+			gone[ngone++] = next;
 			prev = NULL;   /* the walk restarts after a deletion */
 			continue;
 		}
 		k = next;
 		prev = &k;
+	}
+	for (size_t j = 0; j < nk && !err; j++) {
+		err = filter_add(ffd, &keys[j]);
+		if (!err && bpf_map_update_elem(fd, &keys[j], &flags[j], BPF_ANY))
+			err = -errno;
+		if (err)
+			*failed = names[j];
+	}
+	if (err) {
+		__u64 off = 0;
+		__u32 zero = 0;
+
+		/* Disarmed (every check looks up) before the old marks come
+		 * back, as their filter bits may be gone. */
+		bpf_map_update_elem(ffd, &zero, &off, BPF_ANY);
+		for (size_t j = 0; j < ngone; j++)
+			bpf_map_update_elem(fd, &gone[j], &gone_flags[j], BPF_NOEXIST);
+		return err;
 	}
 	__atomic_store_n(&e->skel->bss->nprotected, (uint32_t)nk, __ATOMIC_SEQ_CST);
 	return filter_rebuild(ffd, fd);

@@ -48,8 +48,11 @@ void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_
  * changes (or reads) them: the set replaces the previous one. On failure
  * *failed names the path that could not be marked. */
 struct sh_protected {
-	const char *path;
+	const char *path;  /* looked up when marked, unless keyed */
 	uint32_t flags;    /* SH_PROT_* */
+	bool keyed;        /* the inode is known (ino, dev): path only names it */
+	uint64_t ino;
+	uint32_t dev;      /* the kernel's device number (sh_kernel_ino) */
 };
 int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *own, size_t n,
 			    const char **failed);

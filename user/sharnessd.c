@@ -352,6 +352,7 @@ static int start_control(struct sh_daemon *d, struct proc *p)
 		return SH_EXIT_FAIL;
 	}
 	sh_enforcer_set_control_socket(d->enf, ino, kdev);
+	sh_protect_watch(d);
 	if (sh_protect_own_files(d))
 		return SH_EXIT_FAIL;
 	return 0;
@@ -381,6 +382,10 @@ static int start_loop(struct sh_daemon *d, struct proc *p)
 	epoll_ctl(p->efd, EPOLL_CTL_ADD, p->lfd, &ev);
 	ev.data.fd = p->sfd;
 	epoll_ctl(p->efd, EPOLL_CTL_ADD, p->sfd, &ev);
+	if (d->log_wfd >= 0) {
+		ev.data.fd = d->log_wfd;
+		epoll_ctl(p->efd, EPOLL_CTL_ADD, d->log_wfd, &ev);
+	}
 	return 0;
 }
 
@@ -456,6 +461,7 @@ static bool on_signals(struct sh_daemon *d, int sfd)
 			continue;
 		}
 		e = sh_audit_reopen(&d->audit);
+		sh_protect_watch(d);    /* the directory may be a new one */
 		if (e)
 			sh_log("cannot reopen %s: %s", d->audit_path, strerror(-e));
 		else
@@ -485,6 +491,8 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 			} else if (evs[i].data.fd == p->sfd) {
 				if (!on_signals(d, p->sfd))
 					running = false;
+			} else if (evs[i].data.fd == d->log_wfd) {
+				sh_protect_on_watch(d);
 			} else {
 				d->batch = 0;
 				sh_enforcer_consume(d->enf);
@@ -534,6 +542,8 @@ static void cleanup(struct sh_daemon *d, struct proc *p, int ret)
 		close(p->sfd);
 	if (p->efd >= 0)
 		close(p->efd);
+	if (d->log_wfd >= 0)
+		close(d->log_wfd);
 	sh_enforcer_destroy(d->enf);
 	if (p->lock_fd >= 0)
 		close(p->lock_fd);
@@ -559,6 +569,7 @@ int main(int argc, char **argv)
 	struct sh_daemon d = {
 		.policy_dir = "/etc/sharness/policies",
 		.audit_path = "/var/log/sharness/audit.jsonl",
+		.log_wfd = -1,
 		.socket_path = SH_CTL_DEFAULT_SOCKET,
 		.pin_dir = "/sys/fs/bpf/sharness",
 		.journal = { .fd = -1 },

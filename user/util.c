@@ -233,30 +233,50 @@ void sh_fmt_time(char *out, size_t n, uint64_t ns)
 #define STATX_MNT_ID 0x00001000U
 #endif
 
-int sh_kernel_ino(const char *path, uint64_t *ino, uint32_t *kdev)
+int sh_kernel_dev(uint64_t mnt_id, uint32_t *kdev, struct sh_mnt_dev *cache)
 {
-	struct statx stx;
 	char line[8192];
 	unsigned maj, min;
 	int id, err = -ENOENT;
 	FILE *f;
 
-	if (statx(AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, &stx) < 0)
-		return -errno;
-	if (!(stx.stx_mask & STATX_MNT_ID))
-		return -ENOTSUP;
+	if (cache && cache->known && cache->mnt_id == mnt_id) {
+		*kdev = cache->kdev;
+		return 0;
+	}
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%d %*d %u:%u", &id, &maj, &min) == 3 &&
-		    (uint64_t)id == stx.stx_mnt_id) {
-			*ino = stx.stx_ino;
+		if (sscanf(line, "%d %*d %u:%u", &id, &maj, &min) == 3 && (uint64_t)id == mnt_id) {
 			*kdev = (maj << 20) | min;
 			err = 0;
 			break;
 		}
 	}
 	fclose(f);
+	if (!err && cache) {
+		cache->known = true;
+		cache->mnt_id = mnt_id;
+		cache->kdev = *kdev;
+	}
 	return err;
+}
+
+int sh_kernel_ino_at(int dirfd, const char *name, int flags, uint64_t *ino, uint32_t *kdev,
+		     struct sh_mnt_dev *cache)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, flags, STATX_INO | STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -ENOTSUP;
+	*ino = stx.stx_ino;
+	return sh_kernel_dev(stx.stx_mnt_id, kdev, cache);
+}
+
+int sh_kernel_ino(const char *path, uint64_t *ino, uint32_t *kdev)
+{
+	return sh_kernel_ino_at(AT_FDCWD, path, 0, ino, kdev, NULL);
 }

@@ -47,6 +47,21 @@ int sh_mkdir_p(const char *path, mode_t mode);
  * programs read). stat's st_dev is not always that (btrfs subvolumes), so
  * it is read from /proc/self/mountinfo for the mount statx names. */
 int sh_kernel_ino(const char *path, uint64_t *ino, uint32_t *kdev);
+/* The last mount sh_kernel_ino_at looked up, kept across calls. */
+struct sh_mnt_dev {
+	bool known;
+	uint64_t mnt_id;
+	uint32_t kdev;
+};
+/* The kernel's device number of the file system of mount mnt_id (statx's
+ * stx_mnt_id), from /proc/self/mountinfo; cache: NULL, or zeroed before
+ * the first call. */
+int sh_kernel_dev(uint64_t mnt_id, uint32_t *kdev, struct sh_mnt_dev *cache);
+/* The same of name relative to dirfd, with statx's flags (AT_EMPTY_PATH:
+ * dirfd's own file; AT_SYMLINK_NOFOLLOW); cache: NULL, or zeroed before
+ * the first call. */
+int sh_kernel_ino_at(int dirfd, const char *name, int flags, uint64_t *ino, uint32_t *kdev,
+		     struct sh_mnt_dev *cache);
 /* RFC 3339 UTC time with microseconds of a CLOCK_REALTIME instant. */
 void sh_fmt_time(char *out, size_t n, uint64_t realtime_ns);
 uint64_t sh_now_ns(int clock);

@@ -563,5 +563,91 @@ read -r armed bits marked < <(filter_state)
 check "after rotation: the filter armed, its bits no more than the marks ($bits, $marked)" \
 	"$armed $([ "$bits" -ge 1 ] && [ "$bits" -le "$marked" ] && echo yes)" "7368707266696c31 yes"
 
+# The files in the log's directory are marked by inode as well (protect.c),
+# so that a name an outsider makes for one elsewhere (a backup by hard
+# links) is refused like the file's own. A file that appears there later
+# (the compressed copy logrotate writes after its SIGHUP) is marked when
+# it appears (the daemon watches the directory); one that leaves the
+# directory loses its mark, so marks do not outlive the files they were
+# made for (an inode number is reused).
+marked_ino() { # FILE: "yes" when protected_inodes holds its inode (number and device)
+	python3 - "$PIN" "$(stat -c '%i %d' "$1")" <<'PY'
+import glob, json, subprocess, sys
+gen = sorted(glob.glob(sys.argv[1] + "/gen-*"), key=lambda g: int(g.rsplit("-", 1)[1]))[-1]
+d = json.loads(subprocess.check_output(["bpftool", "-j", "map", "dump", "pinned",
+                                        gen + "/map_protected_inodes"]))
+ino, st_dev = (int(x) for x in sys.argv[2].split())
+# st_dev's encoding to the kernel's (major << 20 | minor)
+dev = ((st_dev >> 8) & 0xfff) << 20 | (st_dev & 0xff) | ((st_dev >> 12) & 0xfff00)
+def key(e):
+    if "formatted" in e:
+        return int(e["formatted"]["key"]["ino"]), int(e["formatted"]["key"]["dev"])
+    b = bytes(int(x, 16) for x in e["key"])
+    return int.from_bytes(b[:8], "little"), int.from_bytes(b[8:12], "little")
+print("yes" if (ino, dev) in [key(e) for e in d] else "no")
+PY
+}
+is_marked() { [ "$(marked_ino "$1")" = "$2" ]; }
+rdo() { $CTL run --policy twallopen -- "$TRY" open "$1" r 2>/dev/null | head -1; }
+B=$SH_TMP/backup
+LOGDIR=$(dirname "$AUDIT")
+mkdir -p "$B"
+echo other >"$B/other"
+ln "$AUDIT.1" "$B/audit.jsonl.1"
+check "the rotated log is marked by inode" "$(marked_ino "$AUDIT.1")" yes
+mark
+check "a hard link an outsider made of the rotated log, elsewhere: refused" \
+	"$(rdo "$B/audit.jsonl.1")" "err EPERM"
+expect "rotated log's outside link" ".hook == \"file\" and .target == \"$B/audit.jsonl.1\"" \
+	"sharnessd is protected"
+check "twin: a file beside that link is read" "$(rdo "$B/other")" ok
+gzip -c "$AUDIT.1" >"$LOGDIR/audit.jsonl.2.gz"
+ln "$LOGDIR/audit.jsonl.2.gz" "$B/audit.jsonl.2.gz"
+gz=$B/audit.jsonl.2.gz
+wait_until is_marked "$gz" yes
+check "a file that appears in the log's directory is marked by inode" "$(marked_ino "$gz")" yes
+mark
+check "a hard link of it made elsewhere: refused" "$(rdo "$B/audit.jsonl.2.gz")" "err EPERM"
+expect "compressed log's outside link" ".hook == \"file\" and .target == \"$B/audit.jsonl.2.gz\"" \
+	"sharnessd is protected"
+rm "$LOGDIR/audit.jsonl.2.gz"
+wait_until is_marked "$gz" no
+check "a file that leaves the log's directory loses its mark" "$(marked_ino "$gz")" no
+check "then its other name is read: marks follow the directory's files" \
+	"$(rdo "$B/audit.jsonl.2.gz")" ok
+read -r armed bits marked < <(filter_state)
+check "after those: the filter armed, its bits no more than the marks ($bits, $marked)" \
+	"$armed $([ "$bits" -ge 1 ] && [ "$bits" -le "$marked" ] && echo yes)" "7368707266696c31 yes"
+
+# More files in the log's directory than the marks have room for: the
+# daemon's own files come first, then the newest files there; the oldest
+# keep the directory's mark alone, which the daemon says. The marks then
+# fill the map (128). A policy added then is still marked: the marks no
+# longer ours go before new ones are written, so a full map has room.
+now=$(date +%s)
+for ((i = 0; i < 140; i++)); do
+	echo "$i" >"$LOGDIR/old.$i"
+	touch -d "@$((now - 1000 + i))" "$LOGDIR/old.$i"
+done
+no_room() { grep -q "are refused to the trees by name only: the daemon's marks (128)" "$SH_TMP/daemon.err"; }
+wait_until no_room
+check "140 files in the log's directory: the daemon says some have no room" "$?" 0
+wait_until is_marked "$LOGDIR/old.139" yes
+check "the newest of them is marked" "$(marked_ino "$LOGDIR/old.139")" yes
+check "the oldest is not" "$(marked_ino "$LOGDIR/old.0")" no
+check "the oldest is refused all the same, by the directory's mark" "$(rdo "$LOGDIR/old.0")" "err EPERM"
+check "the rotated log, newer than those, keeps its mark" "$(marked_ino "$AUDIT.1")" yes
+read -r _ _ marked < <(filter_state)
+check "the marks fill the map" "$marked" 128
+cp "$SH_TMP/policies/twallopen.policy" "$B/new.policy"
+sed -i 's/^name = twallopen$/name = twallnew/' "$B/new.policy"
+mv "$B/new.policy" "$SH_TMP/policies/twallnew.policy"
+$CTL policy reload >/dev/null
+check "then a policy added and reloaded: its file is marked by inode" \
+	"$(marked_ino "$SH_TMP/policies/twallnew.policy")" yes
+check "and the live log still is" "$(marked_ino "$AUDIT")" yes
+check "and the rotated log" "$(marked_ino "$AUDIT.1")" yes
+rm -f "$LOGDIR"/old.*
+
 check_log_valid
 exit 0
