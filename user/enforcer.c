@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,7 @@ int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *ow
 	struct sh_inode_key keys[SH_MAX_PROTECTED], gone[SH_MAX_PROTECTED], k, next;
 	uint32_t flags[SH_MAX_PROTECTED], gone_flags[SH_MAX_PROTECTED];
 	const char *names[SH_MAX_PROTECTED];
+	struct sh_mnt_dev mounts = { 0 };   /* most of them lie on one */
 	size_t nk = 0, ngone = 0;
 	void *prev = NULL;
 	int err = 0;
@@ -264,7 +266,7 @@ int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *ow
 		size_t j;
 
 		if (!own[i].keyed)
-			err = sh_kernel_ino(own[i].path, &ino, &dev);
+			err = sh_kernel_ino_at(AT_FDCWD, own[i].path, 0, &ino, &dev, &mounts);
 		if (err) {
 			*failed = own[i].path;
 			return err;
