@@ -16,19 +16,14 @@
 int sh_audit_open(struct sh_audit *a, const char *path)
 {
 	char dir[4096];
-	char *slash;
 
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 	a->path = strdup(path);
 	if (!a->path)
 		return -ENOMEM;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
-		sh_mkdir_p(dir, 0750);
-	}
+	sh_dir_of(path, dir, sizeof(dir));
+	sh_mkdir_p(dir, 0750);
 	return sh_audit_reopen(a);
 }
 

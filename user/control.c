@@ -165,20 +165,15 @@ int sh_ctl_listen(const char *path)
 {
 	struct sockaddr_un sa;
 	char dir[sizeof(sa.sun_path)];
-	char *slash;
 	int fd, err;
 
 	err = fill_addr(&sa, path);
 	if (err)
 		return err;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
-		err = sh_mkdir_p(dir, 0700);
-		if (err)
-			return err;
-	}
+	sh_dir_of(path, dir, sizeof(dir));
+	err = sh_mkdir_p(dir, 0700);
+	if (err)
+		return err;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;

@@ -119,8 +119,6 @@ void sh_learning_watch(struct sh_daemon *d);
 /* protect.c: marks the daemon's own files so that no tree changes them;
  * 0 or -errno (logged). */
 int sh_protect_own_files(struct sh_daemon *d);
-/* The directory path lies in ("." or "/" where it names no other). */
-void sh_dir_of(const char *path, char *dir, size_t n);
 /* Watches the log's directory (d->log_wfd), or sets the watch again on its
  * path; a failure is logged once. */
 void sh_protect_watch(struct sh_daemon *d);

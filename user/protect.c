@@ -188,18 +188,6 @@ static int protect_dir(struct sh_protected *own, char (*paths)[PATH_MAX], size_t
 	return err;
 }
 
-void sh_dir_of(const char *path, char *dir, size_t n)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(dir, n, ".");
-	else if (slash == path)
-		snprintf(dir, n, "/");
-	else
-		snprintf(dir, n, "%.*s", (int)(slash - path), path);
-}
-
 int sh_protect_own_files(struct sh_daemon *d)
 {
 	static struct sh_protected own[PROTECT_MAX];

@@ -226,16 +226,12 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 /* One daemon per socket: a second one would fight over the pins. */
 static int take_lock(const struct sh_daemon *d, struct proc *p)
 {
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX];
 
 	snprintf(p->state_path, sizeof(p->state_path), "%s.tags", d->socket_path);
 	snprintf(p->lock_path, sizeof(p->lock_path), "%s.lock", d->socket_path);
-	snprintf(dir, sizeof(dir), "%s", d->socket_path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = 0;
-		sh_mkdir_p(dir, 0700);
-	}
+	sh_dir_of(d->socket_path, dir, sizeof(dir));
+	sh_mkdir_p(dir, 0700);
 	p->lock_fd = open(p->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (p->lock_fd < 0) {
 		sh_log("cannot open the lock file %s: %s%s", p->lock_path, strerror(errno),

@@ -189,6 +189,18 @@ static int sh_cgroup_handle(const char *path, uint64_t *id)
 	return 0;
 }
 
+void sh_dir_of(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, n, ".");
+	else if (slash == path)
+		snprintf(dir, n, "/");
+	else
+		snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
 int sh_mkdir_p(const char *path, mode_t mode)
 {
 	char tmp[4096];

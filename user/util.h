@@ -40,6 +40,8 @@ int sh_cgroup_id_level(const char *path, uint64_t *id, int *level);
  * holding one number (memory.peak) with key NULL. 0, or -errno (-ENOENT:
  * no such file or key). */
 int sh_cg_value(const char *cg, const char *file, const char *key, uint64_t *out);
+/* The directory path lies in ("." or "/" where it names no other). */
+void sh_dir_of(const char *path, char *dir, size_t n);
 /* mkdir -p, mode for each created component. */
 int sh_mkdir_p(const char *path, mode_t mode);
 /* The inode number of path and the device number the kernel keeps for its
