@@ -601,6 +601,12 @@ check "a hard link an outsider made of the rotated log, elsewhere: refused" \
 expect "rotated log's outside link" ".hook == \"file\" and .target == \"$B/audit.jsonl.1\"" \
 	"sharnessd is protected"
 check "twin: a file beside that link is read" "$(rdo "$B/other")" ok
+# Other ways a tree reaches the same inode through that outside name: a
+# file handle of it, and its twin of the file beside it.
+inw twall handle-read "$B/audit.jsonl.1"
+check "open_by_handle_at of the outside link: refused" "$OUT" "err EPERM"
+inw twall handle-read "$B/other"
+check "twin: open_by_handle_at of the file beside it" "$OUT" ok
 gzip -c "$AUDIT.1" >"$LOGDIR/audit.jsonl.2.gz"
 ln "$LOGDIR/audit.jsonl.2.gz" "$B/audit.jsonl.2.gz"
 gz=$B/audit.jsonl.2.gz
