@@ -137,7 +137,8 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	 * rules: a disk holds the raw bytes under every file rule. */
 	mode = file->f_inode->i_mode;
 	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
-	      !default_device(mode, BPF_CORE_READ(file, f_inode, i_rdev));
+	      !default_device(mode, BPF_CORE_READ(file, f_inode, i_rdev)) &&
+	      !own_pty(file->f_inode, m->origin);
 	if (write && !blk)
 		knob = forbidden_fs(dentry, m->origin);
 	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ioctls: terminal input injection and console control (TIOCSTI,
- * TIOCLINUX, TIOCCONS, TIOCSCTTY stealing, hangups) refused to every tree,
- * and inode flag changes (chattr) judged as writes.
+ * Terminals and ioctls: terminal input injection and console control
+ * (TIOCSTI, TIOCLINUX, TIOCCONS, TIOCSCTTY stealing, hangups) refused to
+ * every tree, the ptys a tree makes marked as its own (d_instantiate), and
+ * inode flag changes (chattr) judged as writes.
  *
  * Part of the one compilation unit sharness.bpf.c.
  */
@@ -84,4 +85,26 @@ int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned
 	     int ret)
 {
 	return judge_ioctl(file, cmd, (__u32)arg, ret);
+}
+
+/*
+ * A pty slave comes to be in the ptmx open of the task that asked for the
+ * pair: where that task is a tree's, the slave's inode is marked as that
+ * tree's (pty_trees), the one slave its tree may open by name (own_pty).
+ * Every other dentry the host instantiates leaves at the file system
+ * check.
+ */
+SEC("lsm/d_instantiate")
+int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
+{
+	struct member m = {};
+	__u64 *made;
+
+	if (!inode || inode->i_sb->s_magic != DEVPTS_SUPER_MAGIC ||
+	    !pty_slave(inode->i_mode, inode->i_rdev) || !membership(&m))
+		return 0;
+	made = bpf_inode_storage_get(&pty_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (made && !*made)
+		*made = m.origin;
+	return 0;
 }

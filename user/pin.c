@@ -197,14 +197,16 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * protected_inodes until the daemon fills and arms it.
 	 * dir_marks, dir_names: empty, no adopted policy table entry keeps
 	 * SH_PF_MARKS (drop_dirs_flag) until the apply writes them. memos,
-	 * unix_memo: empty, they are made again. */
+	 * unix_memo: empty, they are made again.
+	 * pty_trees: empty, a pty a tree made before is no tree's: its
+	 * slave is refused by name as a device, never opened to another. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
 	       !strcmp(name, "prot_filter") ||
 	       !strcmp(name, "dir_marks") ||
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
-	       !strcmp(name, "unix_memo");
+	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

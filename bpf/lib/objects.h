@@ -96,20 +96,57 @@ static __always_inline bool daemon_file(struct dentry *d, bool write, bool renam
 /*
  * Device nodes every tree may open: the memory devices (null, zero, full,
  * random, urandom; /dev/mem and /dev/port need CAP_SYS_RAWIO, which no
- * tree has; /dev/kmsg is left out), /dev/tty, /dev/console, /dev/ptmx and
- * the pty slaves. Every other device -- block devices (raw bytes under
- * every file rule), SCSI generic and bsg, NVMe generic, input and uinput,
- * kvm, tun, fuse, serial lines and virtual consoles, and any a later
- * kernel adds -- only where a `[file] device` rule names it.
+ * tree has; /dev/kmsg is left out), /dev/tty (the task's own controlling
+ * terminal) and /dev/ptmx (a new pty pair). Every other device -- block
+ * devices (raw bytes under every file rule), SCSI generic and bsg, NVMe
+ * generic, input and uinput, kvm, tun, fuse, serial lines, virtual
+ * consoles and /dev/console (their keyboard input), ttyprintk (the kernel
+ * log), and any a later kernel adds -- only where a `[file] device` rule
+ * names it. So is a pty slave, but for one its own tree made (own_pty).
  */
 static __always_inline bool default_device(__u32 mode, __u32 rdev)
 {
-	__u32 major = DEV_MAJOR(rdev);
+	__u32 major = DEV_MAJOR(rdev), minor = DEV_MINOR(rdev);
 
 	if ((mode & S_IFMT) != S_IFCHR)
 		return false;
-	return (major == 1 && DEV_MINOR(rdev) != 11) || major == 5 ||
-	       (major >= 136 && major <= 143);
+	return (major == 1 && minor != 11) || (major == 5 && (minor == 0 || minor == 2));
+}
+
+/*
+ * The tree that made each pty (its tagged cgroup's id), on the slave's
+ * inode: set when the slave is created (d_instantiate, in the ptmx open of
+ * a tree's task), gone with the inode when the pty is closed, so an index
+ * used again by another pty starts unmarked.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} pty_trees SEC(".maps");
+
+static __always_inline bool pty_slave(__u32 mode, __u32 rdev)
+{
+	__u32 major = DEV_MAJOR(rdev);
+
+	return (mode & S_IFMT) == S_IFCHR && major >= 136 && major <= 143;
+}
+
+/*
+ * Is this a pty slave the tree `origin` made? Any other -- the operator's
+ * terminals, another tree's, one made before the tree was tagged -- is a
+ * device like the rest: reading it takes the keys typed there.
+ */
+static __always_inline bool own_pty(struct inode *inode, __u64 origin)
+{
+	__u64 *made;
+
+	if (!pty_slave(inode->i_mode, inode->i_rdev) ||
+	    inode->i_sb->s_magic != DEVPTS_SUPER_MAGIC)
+		return false;
+	made = bpf_inode_storage_get(&pty_trees, inode, 0, 0);
+	return made && *made == origin;
 }
 
 /* Is the current task in the host's IPC namespace (the daemon's)? */

@@ -64,8 +64,9 @@ P
 
 VICTIM=
 HOLDER=
+HOLDPTY=
 cleanup_wall() {
-	kill $VICTIM $HOLDER 2>/dev/null
+	kill $VICTIM $HOLDER $HOLDPTY 2>/dev/null
 	wait 2>/dev/null
 	cleanup
 }
@@ -268,10 +269,11 @@ time.sleep(1000)' >"$SH_TMP/pty.out" &
 HOLDER=$!
 wait_until test -s "$SH_TMP/pty.out"
 PTS=$(cat "$SH_TMP/pty.out")
+# Handed in (as the standard input), the way a command's terminal is.
 c0=$(counter deny_tty)
 for op in sti steal linux kd cons vhangup; do
 	mark
-	inw twall tty-ioctl "$PTS" $op
+	inw twall tty-ioctl - $op <"$PTS"
 	check "terminal ioctl $op on the operator's terminal: refused" "$OUT" "err EPERM"
 	expect "tty $op" ".hook == \"tty\" and .op == \"ioctl\" and .target == \"$PTS\"" \
 		"forbidden in a tree"
@@ -279,8 +281,58 @@ done
 counted tty "$c0" 6
 outw tty-ioctl "$PTS" sti
 check "outside: TIOCSTI works (root)" "$OUT" ok
+# Opened by its name: reading it takes the keys typed there. A pty slave
+# is a device like the rest, but for the ones the tree made itself; the
+# policy with write rules for /dev/pts/ does not change that.
+c0=$(counter deny_file)
+for pol in twall twallopen; do
+	mark
+	inw $pol tty-open "$PTS"
+	check "$pol: open the operator's terminal by its name: refused" "$OUT" "err EPERM"
+	expect "operator's pty" ".hook == \"file\" and .target == \"$PTS\"" "device not allowed"
+done
+mark
+try_in_tree twallopen open "$PTS" r
+check "open it for reading only: refused" "$OUT" "err EPERM"
+expect "operator's pty, read" ".hook == \"file\" and .target == \"$PTS\"" "device not allowed"
+counted file "$c0" 3
+outw tty-open "$PTS"
+check "outside: the operator's terminal opens" "$OUT" ok
+printf '[policy]\nname = twallpts\n[file]\ndevice = /dev/pts/\n' >"$SH_TMP/policies/twallpts.policy"
+$CTL policy reload >/dev/null
+inw twallpts tty-open "$PTS"
+check "a [file] device rule for /dev/pts/ lets the tree open it" "$OUT" ok
 inw twall own-pty
 check "twin: a terminal of the tree's own (new pty, TIOCSCTTY 0)" "$OUT" ok
+inw twallopen own-pty
+check "twin: the same with no file rules" "$OUT" ok
+inw twallopen own-pty peer
+check "twin: its slave opened with TIOCGPTPEER" "$OUT" ok
+# Another tree's pty is not this tree's.
+$CTL run --policy twallopen -- "$WALL" hold-pty >"$SH_TMP/hold.out" 2>/dev/null &
+HOLDPTY=$!
+wait_until test -s "$SH_TMP/hold.out"
+TPTS=$(head -1 "$SH_TMP/hold.out")
+check_match "a tree holds a pty of its own" "$TPTS" '^/dev/pts/[0-9]+$'
+c0=$(counter deny_file)
+mark
+inw twallopen tty-open "$TPTS"
+check "another tree opens that tree's pty: refused" "$OUT" "err EPERM"
+expect "another tree's pty" ".hook == \"file\" and .target == \"$TPTS\"" "device not allowed"
+counted file "$c0" 1
+outw tty-open "$TPTS"
+check "outside: that pty opens" "$OUT" ok
+kill "$HOLDPTY" 2>/dev/null
+wait "$HOLDPTY" 2>/dev/null
+# The console: its keyboard input, its messages.
+c0=$(counter deny_file)
+mark
+inw twallopen tty-open /dev/console
+check "open /dev/console: refused" "$OUT" "err EPERM"
+expect "/dev/console" '.hook == "file" and .target == "/dev/console"' "device not allowed"
+counted file "$c0" 1
+outw tty-open /dev/console
+check "outside: /dev/console opens" "$OUT" ok
 c0=$(counter deny_capability)
 mark
 inw twall vhangup

@@ -6,8 +6,13 @@
  * errno's symbol (exit 1), then details on further lines; bad usage exits 2.
  *
  *   wall tty-ioctl TTY sti|vhangup|steal|cons|linux|kd
- *                                  one terminal ioctl on TTY (opened O_NOCTTY)
- *   wall own-pty                   a new pty, setsid, TIOCSCTTY 0 on its slave
+ *                                  one terminal ioctl on TTY (opened O_NOCTTY;
+ *                                  TTY -: the standard input, as it is)
+ *   wall tty-open TTY              open TTY read-write, O_NOCTTY
+ *   wall own-pty [peer]            a new pty, setsid, TIOCSCTTY 0 on its slave
+ *                                  (opened by its name, or with TIOCGPTPEER)
+ *   wall hold-pty                  a new pty: prints its slave's name, then
+ *                                  holds it until killed
  *   wall vhangup                   vhangup(2)
  *   wall prlimit PID               prlimit(PID, RLIMIT_FSIZE) to its own value
  *   wall setnice PID               setpriority(PRIO_PROCESS, PID, 5)
@@ -48,6 +53,7 @@
  *                                  socket
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -96,7 +102,7 @@ static int first_line(int fd)
 
 static int tty_ioctl(const char *path, const char *what)
 {
-	int fd = open(path, O_RDWR | O_NOCTTY), r;
+	int fd = strcmp(path, "-") ? open(path, O_RDWR | O_NOCTTY) : 0, r;
 	char c = 'x', sub = 0; /* TIOCLINUX 0: an invalid subcode; refused first */
 
 	if (fd < 0)
@@ -120,7 +126,7 @@ static int tty_ioctl(const char *path, const char *what)
 	return report(r, what);
 }
 
-static int own_pty(void)
+static int own_pty(bool peer)
 {
 	int m = posix_openpt(O_RDWR | O_NOCTTY), status;
 	pid_t pid;
@@ -133,7 +139,8 @@ static int own_pty(void)
 
 		if (setsid() < 0)
 			_exit(3);
-		s = open(ptsname(m), O_RDWR | O_NOCTTY);
+		s = peer ? ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY) :
+			   open(ptsname(m), O_RDWR | O_NOCTTY);
 		if (s < 0)
 			_exit(4);
 		_exit(ioctl(s, TIOCSCTTY, 0) == 0 ? 0 : 10 + errno);
@@ -311,8 +318,19 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!strcmp(op, "tty-ioctl") && argc == 4)
 		return tty_ioctl(argv[2], argv[3]);
-	if (!strcmp(op, "own-pty") && argc == 2)
-		return own_pty();
+	if (!strcmp(op, "tty-open") && argc == 3)
+		return report(open(argv[2], O_RDWR | O_NOCTTY), "open");
+	if (!strcmp(op, "own-pty") && (argc == 2 || (argc == 3 && !strcmp(argv[2], "peer"))))
+		return own_pty(argc == 3);
+	if (!strcmp(op, "hold-pty") && argc == 2) {
+		int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+		if (m < 0 || grantpt(m) || unlockpt(m))
+			return report(-1, "posix_openpt");
+		printf("%s\n", ptsname(m));
+		for (;;)
+			pause();
+	}
 	if (!strcmp(op, "vhangup") && argc == 2)
 		return report(vhangup(), "vhangup");
 	if (!strcmp(op, "prlimit") && argc == 3)
