@@ -100,8 +100,9 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 	struct member m = {};
 	__u64 *made;
 
-	if (!inode || inode->i_sb->s_magic != DEVPTS_SUPER_MAGIC ||
-	    !pty_slave(inode->i_mode, inode->i_rdev) || !membership(&m))
+	/* The inode's own fields first: one load fewer for every other file. */
+	if (!ntagged || !inode || !pty_slave(inode->i_mode, inode->i_rdev) ||
+	    inode->i_sb->s_magic != DEVPTS_SUPER_MAGIC || !membership(&m))
 		return 0;
 	made = bpf_inode_storage_get(&pty_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (made && !*made)

@@ -94,15 +94,16 @@ static __always_inline bool daemon_file(struct dentry *d, bool write, bool renam
 }
 
 /*
- * Device nodes every tree may open: the memory devices (null, zero, full,
- * random, urandom; /dev/mem and /dev/port need CAP_SYS_RAWIO, which no
- * tree has; /dev/kmsg is left out), /dev/tty (the task's own controlling
+ * Device nodes every tree may open: null, zero, full, random and urandom
+ * (not /dev/mem, /dev/kmem, /dev/port, /dev/kmsg: a rule must name them,
+ * and the first three also need CAP_SYS_RAWIO), /dev/tty (the task's own controlling
  * terminal) and /dev/ptmx (a new pty pair). Every other device -- block
  * devices (raw bytes under every file rule), SCSI generic and bsg, NVMe
  * generic, input and uinput, kvm, tun, fuse, serial lines, virtual
  * consoles and /dev/console (their keyboard input), ttyprintk (the kernel
  * log), and any a later kernel adds -- only where a `[file] device` rule
- * names it. So is a pty slave, but for one its own tree made (own_pty).
+ * names it. So is a pty slave opened by a name, but for one its own tree
+ * made (own_pty); one handed over SCM_RIGHTS is received as it was given.
  */
 static __always_inline bool default_device(__u32 mode, __u32 rdev)
 {
@@ -110,7 +111,8 @@ static __always_inline bool default_device(__u32 mode, __u32 rdev)
 
 	if ((mode & S_IFMT) != S_IFCHR)
 		return false;
-	return (major == 1 && minor != 11) || (major == 5 && (minor == 0 || minor == 2));
+	return (major == 1 && (minor == 3 || minor == 5 || minor == 7 || minor == 8 || minor == 9)) ||
+	       (major == 5 && (minor == 0 || minor == 2));
 }
 
 /*

@@ -65,8 +65,9 @@ P
 VICTIM=
 HOLDER=
 HOLDPTY=
+PTYSRV=
 cleanup_wall() {
-	kill $VICTIM $HOLDER $HOLDPTY 2>/dev/null
+	kill $VICTIM $HOLDER $HOLDPTY $PTYSRV 2>/dev/null
 	wait 2>/dev/null
 	cleanup
 }
@@ -174,7 +175,7 @@ if [ -z "$BLK" ]; then
 	mknod "$SH_TMP/blk" b 7 200 && BLK=$SH_TMP/blk
 fi
 echo "   block device: $BLK"
-printf '[policy]\nname = twalldev\n[file]\ndevice = %s\n' "$BLK" >"$SH_TMP/policies/twalldev.policy"
+printf '[policy]\nname = twalldev\n[file]\ndevice = %s\ndevice = /dev/mem\n' "$BLK" >"$SH_TMP/policies/twalldev.policy"
 $CTL policy reload >/dev/null
 c0=$(counter deny_file)
 mark
@@ -196,11 +197,18 @@ r=$($CTL run --policy twallopen -- /usr/bin/bash -c \
 	"$TRY open /dev/null w && $TRY open /dev/zero r && $TRY open /dev/urandom r && $TRY open /dev/ptmx rw" \
 	2>/dev/null | tr '\n' ' ')
 check "twin: the default devices open" "$r" "ok ok ok ok "
-c0=$(counter deny_capability)
+# /dev/mem: a device no default allows, and CAP_SYS_RAWIO where a rule does.
+c0=$(counter deny_file)
 mark
 TRY_OUT=$($CTL run --policy twallopen -- "$TRY" open /dev/mem r 2>/dev/null | head -1)
 check "open /dev/mem: refused" "$TRY_OUT" "err EPERM"
-expect "/dev/mem" '.hook == "capability" and .target == "CAP_SYS_RAWIO"' "forbidden in a tree"
+expect "/dev/mem" '.hook == "file" and .target == "/dev/mem"' "device not allowed"
+counted file "$c0" 1
+c0=$(counter deny_capability)
+mark
+TRY_OUT=$($CTL run --policy twalldev -- "$TRY" open /dev/mem r 2>/dev/null | head -1)
+check "open /dev/mem with a device rule naming it: still refused" "$TRY_OUT" "err EPERM"
+expect "/dev/mem, rule" '.hook == "capability" and .target == "CAP_SYS_RAWIO"' "forbidden in a tree"
 counted capability "$c0" 1
 check "outside: /dev/mem opens" "$("$TRY" open /dev/mem r | head -1)" ok
 
@@ -298,6 +306,23 @@ expect "operator's pty, read" ".hook == \"file\" and .target == \"$PTS\"" "devic
 counted file "$c0" 3
 outw tty-open "$PTS"
 check "outside: the operator's terminal opens" "$OUT" ok
+# Handed in as the standard input, it stays usable (the ioctl checks
+# above), but opening it again by a name is opening it by name.
+mark
+try_in_tree twallopen open /proc/self/fd/0 r <"$PTS"
+check "its standard input opened again through /proc/self/fd/0: refused" "$OUT" "err EPERM"
+expect "stdin reopened" ".hook == \"file\" and .target == \"$PTS\"" "device not allowed"
+# Handed over SCM_RIGHTS by whoever holds it (tmux's client hands its
+# terminal to its server so): received, as it was given.
+"$SH_BUILD/tests/vm/escape" serve-fd "$SH_TMP/pty.sock" "$PTS" w >"$SH_TMP/serve.pty" 2>&1 &
+PTYSRV=$!
+wait_until grep -q '^ready$' "$SH_TMP/serve.pty"
+c0=$(counter deny_file)
+run_in_tree twallopen "$SH_BUILD/tests/vm/escape" recv-fd "$SH_TMP/pty.sock"
+check "the operator's terminal handed over SCM_RIGHTS: received" "$OUT" ok
+counted file "$c0" 0
+kill "$PTYSRV" 2>/dev/null
+wait "$PTYSRV" 2>/dev/null
 printf '[policy]\nname = twallpts\n[file]\ndevice = /dev/pts/\n' >"$SH_TMP/policies/twallpts.policy"
 $CTL policy reload >/dev/null
 inw twallpts tty-open "$PTS"
@@ -314,6 +339,8 @@ HOLDPTY=$!
 wait_until test -s "$SH_TMP/hold.out"
 TPTS=$(head -1 "$SH_TMP/hold.out")
 check_match "a tree holds a pty of its own" "$TPTS" '^/dev/pts/[0-9]+$'
+wait_until test "$(wc -l <"$SH_TMP/hold.out")" -ge 2
+check "twin: another process of that tree opens it by name" "$(sed -n 2p "$SH_TMP/hold.out")" ok
 c0=$(counter deny_file)
 mark
 inw twallopen tty-open "$TPTS"

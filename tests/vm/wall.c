@@ -12,7 +12,8 @@
  *   wall own-pty [peer]            a new pty, setsid, TIOCSCTTY 0 on its slave
  *                                  (opened by its name, or with TIOCGPTPEER)
  *   wall hold-pty                  a new pty: prints its slave's name, then
- *                                  holds it until killed
+ *                                  the result of a child's open of it by
+ *                                  that name; holds it until killed
  *   wall vhangup                   vhangup(2)
  *   wall prlimit PID               prlimit(PID, RLIMIT_FSIZE) to its own value
  *   wall setnice PID               setpriority(PRIO_PROCESS, PID, 5)
@@ -328,6 +329,9 @@ int main(int argc, char **argv)
 		if (m < 0 || grantpt(m) || unlockpt(m))
 			return report(-1, "posix_openpt");
 		printf("%s\n", ptsname(m));
+		if (fork() == 0)
+			_exit(report(open(ptsname(m), O_RDWR | O_NOCTTY), "open"));
+		wait(NULL);
 		for (;;)
 			pause();
 	}
