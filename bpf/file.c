@@ -103,7 +103,7 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = fflags,
 			     .flags = write ? SH_EVF_WRITE : 0 };
 	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk, dis;
-	__u32 act, mode, rdev, knob = 0;
+	__u32 act, mode, knob = 0;
 	struct scratch *s;
 	long len;
 	int err;
@@ -136,10 +136,8 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	/* A device node other than the harmless ones is judged by `device`
 	 * rules: a disk holds the raw bytes under every file rule. */
 	mode = file->f_inode->i_mode;
-	rdev = file->f_inode->i_rdev;
 	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
-	      !default_device(mode, rdev) &&
-	      !(pty_slave(mode, rdev) && (op == SH_OP_RECEIVE || own_pty(file->f_inode, m->origin)));
+	      !device_by_default(file->f_inode, op, m->origin);
 	if (write && !blk)
 		knob = forbidden_fs(dentry, m->origin);
 	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&

@@ -90,9 +90,10 @@ int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned
 /*
  * A pty slave comes to be in the ptmx open of the task that asked for the
  * pair: where that task is a tree's, the slave's inode is marked as that
- * tree's (pty_trees), the one slave its tree may open by name (own_pty).
- * Every other dentry the host instantiates leaves at the file system
- * check.
+ * tree's (pty_trees), the one slave its tree may open by name
+ * (device_by_default).
+ * Every other dentry the host instantiates leaves at the inode's mode
+ * and device number.
  */
 SEC("lsm/d_instantiate")
 int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
@@ -100,9 +101,7 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 	struct member m = {};
 	__u64 *made;
 
-	/* The inode's own fields first: one load fewer for every other file. */
-	if (!ntagged || !inode || !pty_slave(inode->i_mode, inode->i_rdev) ||
-	    inode->i_sb->s_magic != DEVPTS_SUPER_MAGIC || !membership(&m))
+	if (!ntagged || !inode || !devpts_slave(inode) || !membership(&m))
 		return 0;
 	made = bpf_inode_storage_get(&pty_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (made && !*made)
