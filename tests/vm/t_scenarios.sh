@@ -128,8 +128,10 @@ check "its cgroup is gone" "$(no_runs_left)" 0
 
 # ---- 2. daemons that outlive the run ----------------------------------------
 # Each tmux server daemonizes out of its client, setsid -f double-forks;
-# the command waits until all five are up (its own cgroup lists them and
-# itself), then exits.
+# the command waits until all five are up, then exits. It waits for the
+# very set it leaves behind (itself, two tmux servers, three sleeps, by
+# /proc/PID/comm): a count alone also matches while setsid's bash has not
+# yet exited or a pane has not yet run its sleep.
 echo "-- 2. daemons that outlive the run (${SECONDS}s)"
 TMUX_TMPDIR=$HTMP SHELL=/usr/bin/bash run_h -- /usr/bin/bash -c "
 	tmux -L name new -d -s a 'sleep 1000' &&
@@ -138,7 +140,12 @@ TMUX_TMPDIR=$HTMP SHELL=/usr/bin/bash run_h -- /usr/bin/bash -c "
 	read l </proc/self/cgroup
 	for ((i = 0; i < $SH_WAIT * 10; i++)); do
 		mapfile -t p <\"/sys/fs/cgroup\${l#0::}/cgroup.procs\"
-		[ \${#p[@]} -eq 6 ] && break
+		t=0 s=0
+		for q in \"\${p[@]}\"; do
+			read -r c 2>/dev/null </proc/\$q/comm || continue
+			case \$c in tmux*) t=\$((t + 1)) ;; sleep) s=\$((s + 1)) ;; esac
+		done
+		[ \${#p[@]} -eq 6 ] && [ \$t -eq 2 ] && [ \$s -eq 3 ] && break
 		sleep 0.1
 	done
 	tmux -L name ls -F '#{session_name}'
