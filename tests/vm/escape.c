@@ -47,6 +47,11 @@
  *   escape recv-fd SOCK              connect to SOCK and receive one
  *                                    descriptor: "ok" and the file's first
  *                                    line, or "err NOFD" when none arrived
+ *   escape uring HOW open PATH r|w|creat   one io_uring request, HOW being
+ *   escape uring HOW mkdir PATH      inline (the task runs it), async (an
+ *   escape uring HOW unlink PATH     io-wq worker does) or sqpoll (the
+ *                                    ring's kernel thread does); an open
+ *                                    prints the file's first line after "ok"
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -73,6 +78,7 @@
 #include <linux/bpf.h>
 #include <linux/sched.h>
 
+#include "uring.h"
 #include "verdict.h"
 
 #ifndef FSCONFIG_CMD_CREATE
@@ -368,6 +374,53 @@ static int recv_fd(const char *sock)
 	return 0;
 }
 
+/* One file operation through io_uring (uring.h says HOW). */
+static int uring_file(const char *how_s, const char *op, const char *path, const char *mode)
+{
+	struct io_uring_sqe req = { .fd = AT_FDCWD, .addr = (uintptr_t)path };
+	int how = uring_how_of(how_s), res;
+	char line[128] = "";
+	const char *what;
+	ssize_t n;
+
+	if (how < 0)
+		return 2;
+	if (!strcmp(op, "open") && mode) {
+		req.opcode = IORING_OP_OPENAT;
+		req.len = 0644;
+		if (!strcmp(mode, "r"))
+			req.open_flags = O_RDONLY;
+		else if (!strcmp(mode, "w"))
+			req.open_flags = O_WRONLY;
+		else if (!strcmp(mode, "creat"))
+			req.open_flags = O_WRONLY | O_CREAT;
+		else
+			return 2;
+	} else if (!strcmp(op, "mkdir") && !mode) {
+		req.opcode = IORING_OP_MKDIRAT;
+		req.len = 0755;
+	} else if (!strcmp(op, "unlink") && !mode) {
+		req.opcode = IORING_OP_UNLINKAT;
+	} else {
+		return 2;
+	}
+	if (uring_one(&req, how, &res, &what) < 0)
+		return report(-1, what);
+	if (res < 0) {
+		errno = -res;
+		return report(-1, op);
+	}
+	if (req.opcode != IORING_OP_OPENAT)
+		return report(0, op);
+	if (req.open_flags == O_RDONLY) {
+		n = pread(res, line, sizeof(line) - 1, 0);
+		line[n > 0 ? n : 0] = 0;
+		line[strcspn(line, "\n")] = 0;
+	}
+	printf("ok\n%s\n", line);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
@@ -443,6 +496,8 @@ int main(int argc, char **argv)
 		return serve_fd(argv[2], argv[3], argv[4]);
 	if (!strcmp(op, "recv-fd") && argc == 3)
 		return recv_fd(argv[2]);
+	if (!strcmp(op, "uring") && (argc == 5 || argc == 6))
+		return uring_file(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : NULL);
 	fprintf(stderr, "escape: bad usage\n");
 	return 2;
 }

@@ -33,7 +33,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdbool.h>
@@ -46,6 +45,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "uring.h"
 #include "verdict.h"
 
 #ifndef MSG_FASTOPEN
@@ -131,50 +131,25 @@ static int do_sendmsg_unspec(const char *addr, const char *port)
 	return report(sendmsg(fd, &msg, 0) == 1 ? 0 : -1, "sendmsg");
 }
 
-/* One IORING_OP_CONNECT through a ring set up with raw system calls. */
+/* One IORING_OP_CONNECT, submitted by this task. */
 static int do_uring_connect(const char *addr, const char *port)
 {
-	struct io_uring_params p = { 0 };
 	struct sockaddr_storage ss;
 	socklen_t len = sockaddr_of(addr, port, &ss);
-	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	unsigned *sq_tail, *sq_array, *cq_head;
-	void *sq, *cq, *sqes;
-	int ring, fd, res;
+	struct io_uring_sqe req = { .opcode = IORING_OP_CONNECT };
+	const char *what;
+	int fd, res;
 
 	if (!len)
 		return usage();
 	fd = sock_for(&ss, SOCK_STREAM);
 	if (fd < 0)
 		return report(-1, "socket");
-	ring = (int)syscall(__NR_io_uring_setup, 4, &p);
-	if (ring < 0)
-		return report(-1, "io_uring_setup");
-	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
-	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_CQ_RING);
-	sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
-		return report(-1, "mmap");
-	sq_tail = (unsigned *)((char *)sq + p.sq_off.tail);
-	sq_array = (unsigned *)((char *)sq + p.sq_off.array);
-	cq_head = (unsigned *)((char *)cq + p.cq_off.head);
-	sqe = (struct io_uring_sqe *)sqes;
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_CONNECT;
-	sqe->fd = fd;
-	sqe->addr = (uintptr_t)&ss;
-	sqe->off = len;
-	sq_array[0] = 0;
-	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
-		return report(-1, "io_uring_enter");
-	cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) +
-	      (*cq_head & *(unsigned *)((char *)cq + p.cq_off.ring_mask));
-	res = cqe->res;
+	req.fd = fd;
+	req.addr = (uintptr_t)&ss;
+	req.off = len;
+	if (uring_one(&req, URING_INLINE, &res, &what) < 0)
+		return report(-1, what);
 	if (res < 0) {
 		errno = -res;
 		return report(-1, "IORING_OP_CONNECT");

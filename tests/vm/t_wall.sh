@@ -312,6 +312,18 @@ mark
 try_in_tree twallopen open /proc/self/fd/0 r <"$PTS"
 check "its standard input opened again through /proc/self/fd/0: refused" "$OUT" "err EPERM"
 expect "stdin reopened" ".hook == \"file\" and .target == \"$PTS\"" "device not allowed"
+# Through io_uring the open is made by an io-wq worker or the ring's
+# kernel thread: threads of the tree's process, judged the same.
+c0=$(counter deny_file)
+for how in async sqpoll; do
+	mark
+	run_in_tree twallopen "$SH_BUILD/tests/vm/escape" uring $how open "$PTS" r
+	check "io_uring ($how) open of the operator's terminal: refused" "$OUT" "err EPERM"
+	expect "pty, io_uring $how" ".hook == \"file\" and .target == \"$PTS\"" "device not allowed"
+	run_outside "$SH_BUILD/tests/vm/escape" uring $how open "$PTS" r
+	check "outside: the same io_uring ($how) open" "$OUT" ok
+done
+counted file "$c0" 2
 # Handed over SCM_RIGHTS by whoever holds it (tmux's client hands its
 # terminal to its server so): received, as it was given.
 "$SH_BUILD/tests/vm/escape" serve-fd "$SH_TMP/pty.sock" "$PTS" w >"$SH_TMP/serve.pty" 2>&1 &
@@ -323,7 +335,8 @@ check "the operator's terminal handed over SCM_RIGHTS: received" "$OUT" ok
 counted file "$c0" 0
 kill "$PTYSRV" 2>/dev/null
 wait "$PTYSRV" 2>/dev/null
-printf '[policy]\nname = twallpts\n[file]\ndevice = /dev/pts/\n' >"$SH_TMP/policies/twallpts.policy"
+printf '[policy]\nname = twallpts\n[file]\ndevice = /dev/pts/\ndevice = /dev/console\n' \
+	>"$SH_TMP/policies/twallpts.policy"
 $CTL policy reload >/dev/null
 inw twallpts tty-open "$PTS"
 check "a [file] device rule for /dev/pts/ lets the tree open it" "$OUT" ok
@@ -360,6 +373,8 @@ expect "/dev/console" '.hook == "file" and .target == "/dev/console"' "device no
 counted file "$c0" 1
 outw tty-open /dev/console
 check "outside: /dev/console opens" "$OUT" ok
+inw twallpts tty-open /dev/console
+check "a [file] device rule for /dev/console lets the tree open it" "$OUT" ok
 c0=$(counter deny_capability)
 mark
 inw twall vhangup
