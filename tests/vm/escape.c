@@ -343,10 +343,22 @@ static int serve_fd(const char *sock, const char *file, const char *mode)
 	}
 }
 
+/* "ok", then the first line of FD's file (an empty line if none is read). */
+static int ok_with_first_line(int fd)
+{
+	char line[128] = "";
+	ssize_t n = fd < 0 ? 0 : pread(fd, line, sizeof(line) - 1, 0);
+
+	line[n > 0 ? n : 0] = 0;
+	line[strcspn(line, "\n")] = 0;
+	printf("ok\n%s\n", line);
+	return 0;
+}
+
 static int recv_fd(const char *sock)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, c, line[128] = "";
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, c;
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
@@ -367,11 +379,7 @@ static int recv_fd(const char *sock)
 		return 1;
 	}
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	n = pread(fd, line, sizeof(line) - 1, 0);
-	line[n > 0 ? n : 0] = 0;
-	line[strcspn(line, "\n")] = 0;
-	printf("ok\n%s\n", line);
-	return 0;
+	return ok_with_first_line(fd);
 }
 
 /* One file operation through io_uring (uring.h says HOW). */
@@ -379,9 +387,7 @@ static int uring_file(const char *how_s, const char *op, const char *path, const
 {
 	struct io_uring_sqe req = { .fd = AT_FDCWD, .addr = (uintptr_t)path };
 	int how = uring_how_of(how_s), res;
-	char line[128] = "";
 	const char *what;
-	ssize_t n;
 
 	if (how < 0)
 		return 2;
@@ -405,20 +411,14 @@ static int uring_file(const char *how_s, const char *op, const char *path, const
 		return 2;
 	}
 	if (uring_one(&req, how, &res, &what) < 0)
-		return report(-1, what);
+		return uring_unavailable(what);
 	if (res < 0) {
 		errno = -res;
 		return report(-1, op);
 	}
 	if (req.opcode != IORING_OP_OPENAT)
 		return report(0, op);
-	if (req.open_flags == O_RDONLY) {
-		n = pread(res, line, sizeof(line) - 1, 0);
-		line[n > 0 ? n : 0] = 0;
-		line[strcspn(line, "\n")] = 0;
-	}
-	printf("ok\n%s\n", line);
-	return 0;
+	return ok_with_first_line(req.open_flags == O_RDONLY ? res : -1);
 }
 
 int main(int argc, char **argv)

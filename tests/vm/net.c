@@ -149,7 +149,7 @@ static int do_uring_connect(const char *addr, const char *port)
 	req.addr = (uintptr_t)&ss;
 	req.off = len;
 	if (uring_one(&req, URING_INLINE, &res, &what) < 0)
-		return report(-1, what);
+		return uring_unavailable(what);
 	if (res < 0) {
 		errno = -res;
 		return report(-1, "IORING_OP_CONNECT");

@@ -340,6 +340,8 @@ printf '[policy]\nname = twallpts\n[file]\ndevice = /dev/pts/\ndevice = /dev/con
 $CTL policy reload >/dev/null
 inw twallpts tty-open "$PTS"
 check "a [file] device rule for /dev/pts/ lets the tree open it" "$OUT" ok
+run_in_tree twallpts "$SH_BUILD/tests/vm/escape" uring sqpoll open "$PTS" r
+check "twin: with that rule, the io_uring (sqpoll) open of it too" "$OUT" ok
 inw twall own-pty
 check "twin: a terminal of the tree's own (new pty, TIOCSCTTY 0)" "$OUT" ok
 inw twallopen own-pty

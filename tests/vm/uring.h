@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -91,6 +92,19 @@ static inline int uring_one(const struct io_uring_sqe *req, enum uring_how how, 
 	cqe = (struct io_uring_cqe *)((char *)cq + p.cq_off.cqes) + (*cq_head & *cq_mask);
 	*res = cqe->res;
 	return 0;
+}
+
+/*
+ * The verdict when the ring could not be set up: "err NOURING", never the
+ * call's errno, so that a kernel without io_uring (or with it disabled)
+ * cannot pass for a refusal.
+ */
+static inline int uring_unavailable(const char *what)
+{
+	int e = errno;
+
+	printf("err NOURING\n(%s: errno %d: %s)\n", what, e, strerror(e));
+	return 1;
 }
 
 #endif
