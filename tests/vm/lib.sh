@@ -78,10 +78,15 @@ CTL="$CTL --pin-dir $PIN"
 
 # SH_DAEMON: the sharnessd binary start_daemon runs (t_handover starts an
 # older build first).
+# Each start's time, from exec to enforcing (the foreground sharnessd
+# returns then), goes to $SH_STARTS for the suite's summary.
+SH_STARTS=/tmp/sharness-test/starts
 start_daemon() {
+	local t0=${EPOCHREALTIME/./}
 	"${SH_DAEMON:-$SH_BUILD/sharnessd}" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
 		--socket "$SOCK" --pin-dir "$PIN" "$@" 2>>"$SH_TMP/daemon.err"
 	local rc=$?
+	[ $rc -ne 0 ] || echo "$T $(( (${EPOCHREALTIME/./} - t0) / 1000 ))" >>"$SH_STARTS"
 	if [ $rc -ne 0 ]; then
 		echo "sharnessd failed to start ($rc):" >&2
 		cat "$SH_TMP/daemon.err" >&2
