@@ -73,7 +73,7 @@ DEB         := $(BUILD)/deb/sharness_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
 
 .PHONY: all setup test unit layout unit-security vmtest demo bench install clean vmlinux fuzz \
-	man completion-test package package-test
+	man completion-test vm-accel-test package package-test
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
@@ -194,6 +194,7 @@ test: setup
 	$(Q)$(MAKE) --no-print-directory unit-security
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory completion-test
+	$(Q)$(MAKE) --no-print-directory vm-accel-test
 	$(Q)$(MAKE) --no-print-directory package-test
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest
@@ -231,6 +232,11 @@ man: $(MAN_PAGES)
 # The bash completion, driven as bash drives it (tests/host/completion.sh).
 completion-test: $(BUILD)/sharnessctl
 	$(Q)tests/host/completion.sh tools/completion/sharnessctl $(BUILD)/sharnessctl
+
+# tools/vm's accelerator: KVM where a probe guest runs, emulation otherwise,
+# each way taken (tests/host/vm-accel.sh).
+vm-accel-test:
+	$(Q)tests/host/vm-accel.sh
 
 SERVICE_SED = -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@BINDIR@|$(PREFIX)/bin|g' \
 	      -e 's|@DOCDIR@|$(PREFIX)/share/doc/sharness|g'
