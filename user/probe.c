@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -155,11 +156,21 @@ static int load_and_attach(struct sharness_bpf **out)
 	err = sh_probe_open(&skel);
 	if (err)
 		return err;
+	uint64_t t0 = sh_now_ns(CLOCK_MONOTONIC), t1 = 0;
+
 	err = sharness_bpf__load(skel);
 	if (!err)
 		print_verifier_stats(skel);
-	if (!err)
+	if (!err) {
+		t1 = sh_now_ns(CLOCK_MONOTONIC);
 		err = sharness_bpf__attach(skel);
+	}
+	/* Where a start's time goes: the verifier (load) or the trampolines
+	 * (attach); the suite prints it beside each program's count. */
+	if (!err && getenv("SHARNESS_VERIFIER_STATS"))
+		printf("load-time: load %llu ms, attach %llu ms\n",
+		       (unsigned long long)(t1 - t0) / 1000000,
+		       (unsigned long long)(sh_now_ns(CLOCK_MONOTONIC) - t1) / 1000000);
 	if (err) {
 		sharness_bpf__destroy(skel);
 		return err < 0 ? err : -EINVAL;

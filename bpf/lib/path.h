@@ -185,6 +185,38 @@ static long walk_step(__u32 i, void *data)
 }
 
 /*
+ * The walk itself, once per program: a global function is verified once,
+ * whatever its callers, where an inlined walk (and its loop's callback)
+ * was verified again at every call site and for every state reaching it,
+ * most of a daemon's start. Its arguments: the scratch (a map value) and
+ * the walk the calling program set up (struct walk: the offsets, which
+ * only a program's own code has relocated, and the pointers as values,
+ * read here by bpf_probe_read_kernel alone). Returns as walk_path_opt.
+ */
+__noinline long sh_walk(struct scratch *s, const struct walk *start)
+{
+	struct walk w;
+	__u32 pos;
+
+	if (!s || !start)   /* never: a global function's arguments may be NULL */
+		return -ENAMETOOLONG;
+	w = *start;
+	bpf_loop(SH_WALK_MAX_DEPTH, walk_step, &w, 0);
+	if (w.err)
+		return w.err;
+	if (!w.done)
+		return -ENAMETOOLONG;
+	pos = w.pos;
+	if (s->fold_pos != SH_NO_FOLD && s->fold_pos >= pos)
+		s->fold = s->fold_pos - pos + 1;
+	if (pos == SH_EVENT_PATH_MAX - 1) {
+		pos -= 1;
+		s->walk[pos & SH_PATH_MASK] = '/';
+	}
+	return bpf_probe_read_kernel_str(s->ev.path, sizeof(s->ev.path), &s->walk[pos & SH_PATH_MASK]);
+}
+
+/*
  * Absolute path of (dentry, vfsmnt), from the root of the mount namespace,
  * into s->ev.path. Used where bpf_d_path is not allowed (the path hooks on
  * 6.1, the unix peer). Returns the length with its NUL, or a negative
@@ -216,7 +248,7 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
 		.off_d_name = bpf_core_field_offset(struct dentry, d_name) +
 			      bpf_core_field_offset(struct qstr, name),
 	};
-	__u32 pos;
+	long len;
 
 	s->fold = 0;
 	if (!dentry || !vfsmnt)
@@ -224,19 +256,14 @@ static __always_inline long walk_path_opt(struct scratch *s, struct dentry *dent
 	s->walk[SH_EVENT_PATH_MAX - 1] = 0;
 	s->fold_pos = SH_NO_FOLD;
 	fold_offs_init(&s->fo, w.mnt);
-	bpf_loop(SH_WALK_MAX_DEPTH, walk_step, &w, 0);
-	if (w.err)
-		return w.err;
-	if (!w.done)
+	len = sh_walk(s, &w);
+	/* What bpf_probe_read_kernel_str may return, plain to the verifier
+	 * again past the call. */
+	if (len > SH_EVENT_PATH_MAX)
 		return -ENAMETOOLONG;
-	pos = w.pos;
-	if (s->fold_pos != SH_NO_FOLD && s->fold_pos >= pos)
-		s->fold = s->fold_pos - pos + 1;
-	if (pos == SH_EVENT_PATH_MAX - 1) {
-		pos -= 1;
-		s->walk[pos & SH_PATH_MASK] = '/';
-	}
-	return bpf_probe_read_kernel_str(s->ev.path, sizeof(s->ev.path), &s->walk[pos & SH_PATH_MASK]);
+	if (len < -4095)
+		return -ENAMETOOLONG;
+	return len;
 }
 
 #define walk_path(s, d, m) walk_path_opt(s, d, m, false, false)

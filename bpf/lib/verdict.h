@@ -272,17 +272,21 @@ static __always_inline void fill_header(struct sh_event *e, const struct member 
  * scratch: a program that runs in interrupt context (file_send_sigiotask)
  * must not overwrite a path the interrupted program is about to judge.
  */
-static __always_inline int report(const struct member *m, struct scratch *s,
-				  const struct refusal *w, __u32 reason, long path_len)
+__noinline int sh_report(const struct member *m, struct scratch *s,
+			 const struct refusal *w, __u32 reason, long path_len)
 {
-	bool learn = (m->flags & SH_PF_LEARN) && learnable(reason);
-	bool audit = (m->flags & SH_PF_AUDIT) || learn;
-	int ret = audit ? 0 : -EPERM;
-	__u32 action = learn ? SH_EV_LEARN : audit ? SH_EV_AUDIT : SH_EV_DENY;
 	__s32 path_err = path_len < 0 ? (__s32)path_len : 0;
+	bool learn, audit;
 	struct sh_event *e;
-	__u32 n = 0;
+	__u32 action, n = 0;
+	int ret;
 
+	if (!m || !w)   /* never: a global function's arguments may be NULL */
+		return -EPERM;
+	learn = (m->flags & SH_PF_LEARN) && learnable(reason);
+	audit = (m->flags & SH_PF_AUDIT) || learn;
+	ret = audit ? 0 : -EPERM;
+	action = learn ? SH_EV_LEARN : audit ? SH_EV_AUDIT : SH_EV_DENY;
 	if (learn) {
 		if (!learn_first(m, s, w, path_len)) {
 			count(SH_CNT_LEARN_DUP);
@@ -318,6 +322,12 @@ static __always_inline int report(const struct member *m, struct scratch *s,
 	if (bpf_ringbuf_output(&events, e, SH_EVENT_HDR_SIZE + n + 1, 0))
 		count(SH_CNT_DROPPED);
 	return lsm_ret(ret);
+}
+
+static __always_inline int report(const struct member *m, struct scratch *s,
+				  const struct refusal *w, __u32 reason, long path_len)
+{
+	return lsm_ret(sh_report(m, s, w, reason, path_len));
 }
 
 /*
