@@ -150,6 +150,17 @@ static void child(const struct ctl_run_opts *o, const char *cg, char **cmd)
 		fprintf(stderr, "sharnessctl: cannot enter %s: %s\n", o->workdir, strerror(errno));
 		_exit(RUN_EXIT_SETUP);
 	}
+	/*
+	 * Standard input, output and error only, as systemd hands a service:
+	 * any other descriptor the caller left open (`3>>FILE`, an inherited
+	 * socket) would give the tree an object its rules were never asked
+	 * about. Those three are the operator's choice, made in the open.
+	 */
+	if (close_range(3, ~0u, 0) < 0) {
+		fprintf(stderr, "sharnessctl: cannot close the descriptors above 2: %s\n",
+			strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
 	execvp(cmd[0], cmd);
 	err = errno;
 	fprintf(stderr, "sharnessctl: cannot execute %s: %s\n", cmd[0], strerror(err));

@@ -624,6 +624,24 @@ expect_ev "SCM_RIGHTS: cgroup.procs"
 esc_out recv-fd "$SH_TMP/secret.sock"
 check "outside: the denied file's descriptor arrives" "$OUT $(sed -n 2p "$SH_TMP/last.out")" "ok secret"
 
+# ---- descriptors the caller of run left open -------------------------------
+# `run ... 3>>FILE` would hand the tree a file its rules refuse, opened by
+# the operator's shell before the tree existed: no hook sees a write
+# through it. run passes CMD standard input, output and error only.
+echo "-- descriptors handed to run (${SECONDS}s)"
+: >"$SH_TMP/handed"
+$CTL run --policy tsd -- "$TRY" fdwrite 3 3>>"$SH_TMP/handed" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+check "run: a descriptor 3 the caller opened is not the tree's" "$(head -1 "$SH_TMP/last.out")" "err EBADF"
+check "run: nothing was written through it" "$(wc -c <"$SH_TMP/handed")" 0
+exec 7<>"$SH_TMP/handed"
+$CTL run --policy tsd -- "$TRY" fdwrite 7 >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
+exec 7>&-
+check "run: nor an inherited descriptor 7" "$(head -1 "$SH_TMP/last.out")" "err EBADF"
+$CTL run --policy tsd -- "$TRY" fdwrite 1 >"$SH_TMP/handed.out" 2>"$SH_TMP/last.err"
+check "run: standard output is the tree's (the twin)" "$(cat "$SH_TMP/handed.out")" $'x\nok'
+"$TRY" fdwrite 3 3>>"$SH_TMP/handed" >"$SH_TMP/last.out"
+check "outside: descriptor 3 is written" "$(head -1 "$SH_TMP/last.out") $(cat "$SH_TMP/handed")" "ok x"
+
 check_log_valid
 kill $LPIDS $VPID 2>/dev/null
 wait 2>/dev/null

@@ -25,6 +25,8 @@
  *   try exchange A B        renameat2(A, B, RENAME_EXCHANGE)
  *   try link FROM TO   try symlink TARGET PATH   try mknod PATH
  *   try chmod PATH MODE   try chown PATH UID GID   try truncate PATH
+ *   try fdwrite FD                write(FD, "x\n"): a descriptor the
+ *                                 process was handed
  *   try gate FILE OP ARG...       print "ready", wait until FILE exists
  *                                 (stat, which no hook judges), then OP:
  *                                 a call made by a process already running
@@ -227,6 +229,8 @@ int main(int argc, char **argv)
 		memcpy(name + 1, argv[2], n);
 		return unix_serve(name, n + 1, SOCK_STREAM);
 	}
+	if (!strcmp(op, "fdwrite") && argc == 3)
+		return report(write(atoi(argv[2]), "x\n", 2) == 2 ? 0 : -1);
 	if (!strcmp(op, "kill") && argc == 4)
 		return report(kill(atoi(argv[2]), atoi(argv[3])));
 	if (!strcmp(op, "tgkill") && argc == 5)
