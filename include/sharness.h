@@ -180,7 +180,8 @@ struct sh_net_rules {
  * capability -- whatever changes the whole host (time, reboot, network
  * configuration, raw I/O, modules, mounts and the rest of CAP_SYS_ADMIN,
  * device nodes, accounting, audit and MAC configuration, resource limits
- * beyond its own, real-time scheduling) and every capability a later
+ * beyond its own, real-time scheduling, packet and raw sockets: the
+ * host's traffic) and every capability a later
  * kernel adds -- is refused unless the policy allows it back
  * (`[limits] capability = ...`, sh_policy_conf.caps).
  */
@@ -190,7 +191,7 @@ struct sh_net_rules {
 			      SH_CAP_BIT(4)  /* FSETID */ | SH_CAP_BIT(5) /* KILL */ | \
 			      SH_CAP_BIT(6)  /* SETGID */ | SH_CAP_BIT(7) /* SETUID */ | \
 			      SH_CAP_BIT(8)  /* SETPCAP */ | SH_CAP_BIT(10) /* NET_BIND_SERVICE */ | \
-			      SH_CAP_BIT(13) /* NET_RAW */ | SH_CAP_BIT(14) /* IPC_LOCK */ | \
+			      SH_CAP_BIT(14) /* IPC_LOCK */ | \
 			      SH_CAP_BIT(15) /* IPC_OWNER */ | SH_CAP_BIT(18) /* SYS_CHROOT */ | \
 			      SH_CAP_BIT(19) /* SYS_PTRACE */ | SH_CAP_BIT(28) /* LEASE */ | \
 			      SH_CAP_BIT(29) /* AUDIT_WRITE */ | SH_CAP_BIT(31) /* SETFCAP */)

@@ -43,6 +43,10 @@ name = tnonet
 allow = /usr/bin/bash
 allow = $SH_BUILD/tests/vm/
 P
+# The same, asking for packet and raw sockets by their capability.
+sed -e 's/name = tnonet/name = tnonetraw/' "$SH_TMP/policies/tnonet.policy" \
+	>"$SH_TMP/policies/tnonetraw.policy"
+printf '[limits]\ncapability = net_raw\n' >>"$SH_TMP/policies/tnonetraw.policy"
 
 # Listeners outside every tree: NAME PROTO ADDR PORT.
 L=$SH_TMP/listen
@@ -155,15 +159,27 @@ wait_until landed t7001 $((n + 1))
 check "bash /dev/tcp: the allowed connection arrived" "$(seen t7001)" $((n + 1))
 
 # Socket kinds: with [net] rules only plain TCP/UDP inet sockets, unix and
-# netlink; without [net] rules nothing changes.
+# netlink. Without [net] rules, packet and raw sockets (the host's traffic:
+# another process's loopback TCP, say) need CAP_NET_RAW, which a tree has
+# only where its policy gives it back (capability = net_raw).
 sock_refused() { # FAMILY TYPE PROTO TARGET
+	local c
 	run_in_tree tnet "$NET" socket "$1" "$2" "$3"
 	check "socket $1 $2 $3: refused" "$OUT" "err EPERM"
 	check "socket $1 $2 $3: recorded" \
 		"$(audit_wait ".hook==\"net\" and .op==\"socket\" and .target==\"$4\"")" 1
+	c=$(counter deny_capability)
 	run_in_tree tnonet "$NET" socket "$1" "$2" "$3"
-	check "socket $1 $2 $3 without [net] rules: created" "$OUT" ok
+	check "socket $1 $2 $3 without [net] rules: refused" "$OUT" "err EPERM"
+	check "socket $1 $2 $3 without [net] rules: CAP_NET_RAW recorded" \
+		"$(audit_wait ".policy==\"tnonet\" and .hook==\"capability\" and .target==\"CAP_NET_RAW\"" "$NRAW")" "$NRAW"
+	check "socket $1 $2 $3 without [net] rules: counted" \
+		"$([ "$(counter deny_capability)" -gt "$c" ] && echo more)" more
+	NRAW=$((NRAW + 1))
+	run_in_tree tnonetraw "$NET" socket "$1" "$2" "$3"
+	check "socket $1 $2 $3 with capability = net_raw: created" "$OUT" ok
 }
+NRAW=1
 sock_refused inet raw 1 "inet raw 1"
 sock_refused inet6 raw 58 "inet6 raw 58"
 sock_refused packet raw 768 "packet raw 768"
