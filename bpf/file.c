@@ -138,7 +138,9 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	mode = file->f_inode->i_mode;
 	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
 	      !device_by_default(file->f_inode, op, m->origin);
-	if (write && !blk)
+	/* bpffs is not read either: a pinned map's contents (`cat` prints
+	 * them) are the enforcer's state, tags, marks and keys included. */
+	if (!blk && (write || dentry->d_sb->s_magic == BPF_FS_MAGIC))
 		knob = forbidden_fs(dentry, m->origin);
 	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
 	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))

@@ -429,6 +429,15 @@ try_in_tree tsd unlink "${PINF:-$PIN/none}"
 check "unlink of the enforcer's pinned state: refused" "$OUT" "err EPERM"
 expect_ev "bpffs unlink"
 check "the pinned file is still there" "$([ -n "$PINF" ] && [ -e "$PINF" ] && echo yes)" yes
+# Read, a pinned map prints its contents (maps with BTF): the enforcer's
+# tags, marks and the key its memo words are mixed with.
+PINM=$(find "$PIN" -mindepth 1 -maxdepth 4 -type f -name 'map_*bss*' | head -1)
+mark cgroup open "$PINM"
+try_in_tree tsd open "${PINM:-$PIN/none}" r
+check "read of the enforcer's pinned .bss map: refused" "$OUT" "err EPERM"
+expect_ev "bpffs read"
+try_outside open "${PINM:-$PIN/none}" r
+check "outside: the pinned map opens for reading" "$OUT" ok
 try_outside mkdir /sys/fs/cgroup/t_sidedoors_new
 check "outside: mkdir in /sys/fs/cgroup works" "$OUT" ok
 try_outside mkdir "$BPFDIR"
@@ -445,7 +454,7 @@ check "clone3(CLONE_INTO_CGROUP) in the tree: refused" "$OUT" "err EPERM"
 expect_ev "clone3(CLONE_INTO_CGROUP)"
 esc_out clone-into-cgroup "$OTHER"
 check "outside: clone3(CLONE_INTO_CGROUP) works" "$OUT" ok
-check_counter cgroup $((c0 + 6))
+check_counter cgroup $((c0 + 7))
 
 # Moving itself into another cgroup the way a shell does; afterwards it is
 # still held. (The shell's O_CREAT also reaches the create hook, which the
