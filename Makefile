@@ -73,7 +73,7 @@ DEB         := $(BUILD)/deb/sharness_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
 
 .PHONY: all setup test unit layout unit-security vmtest demo bench install clean vmlinux fuzz \
-	man completion-test vm-accel-test package package-test
+	man completion-test vm-accel-test hooks-test package package-test
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
@@ -195,6 +195,7 @@ test: setup
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory completion-test
 	$(Q)$(MAKE) --no-print-directory vm-accel-test
+	$(Q)$(MAKE) --no-print-directory hooks-test
 	$(Q)$(MAKE) --no-print-directory package-test
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory vmtest
@@ -232,6 +233,11 @@ man: $(MAN_PAGES)
 # The bash completion, driven as bash drives it (tests/host/completion.sh).
 completion-test: $(BUILD)/sharnessctl
 	$(Q)tests/host/completion.sh tools/completion/sharnessctl $(BUILD)/sharnessctl
+
+# The LSM hook inventory against the programs in bpf/ (docs/hooks.md; the
+# suite compares it with each guest kernel's BTF too).
+hooks-test:
+	$(Q)tools/hooks-inventory sources
 
 # tools/vm's accelerator: KVM where a probe guest runs, emulation otherwise,
 # each way taken (tests/host/vm-accel.sh).
