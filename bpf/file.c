@@ -112,10 +112,12 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
 	/* The host's POSIX message queues (mq_open): see ipc_permission. */
-	if (dentry->d_sb->s_magic == MQUEUE_MAGIC && in_host_ipc_ns()) {
+	if (host_mqueue(dentry->d_sb)) {
 		w.hook = SH_HOOK_IPC;
-		w.op = SH_OP_IPC;
-		return report(m, 0, &w, SH_WHY_FORBIDDEN, 0);
+		s = get_scratch(m);
+		if (!s)
+			return no_scratch(m, &w);
+		return report(m, s, &w, SH_WHY_FORBIDDEN, name_file(s, file, dentry, mnt, use_d_path));
 	}
 	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
 	 * memfd) hold no file a rule can name; what such a file is used for

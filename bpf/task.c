@@ -125,6 +125,113 @@ int BPF_PROG(sh_ipc_permission, struct kern_ipc_perm *ipcp, short flag, int ret)
 }
 
 /*
+ * The host's SysV objects reached without ipc_permission: the ctl commands
+ * the kernel checks by owner alone (IPC_RMID, IPC_SET, SHM_LOCK: root in a
+ * tree, or a tree that took the owner's uid, would remove or re-permission
+ * a host service's segment, set or queue), and creating a new object (a
+ * key a host service asks for later, squatted; the namespace's limits
+ * spent). perm NULL: IPC_INFO and the like, about no object.
+ */
+static __always_inline int host_sysv(struct kern_ipc_perm *perm, __u32 op, int cmd, int ret)
+{
+	struct member m = {};
+
+	if (!perm)
+		return ret;
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_IPC, SH_CNT_CHECK));
+	if (m.flags && !in_host_ipc_ns())
+		return 0;
+	return report(&m, 0, &(struct refusal){
+			.hook = SH_HOOK_IPC, .op = op, .target_pid = (__u32)cmd,
+			.op_flags = op == SH_OP_IPC_CREATE ? (__u32)BPF_CORE_READ(perm, key) :
+							     (__u32)BPF_CORE_READ(perm, id) },
+		      m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, 0);
+}
+
+SEC("lsm/shm_shmctl")
+int BPF_PROG(sh_shm_shmctl, struct kern_ipc_perm *perm, int cmd, int ret)
+{
+	return host_sysv(perm, SH_OP_IPC_CTL, cmd, ret);
+}
+
+SEC("lsm/sem_semctl")
+int BPF_PROG(sh_sem_semctl, struct kern_ipc_perm *perm, int cmd, int ret)
+{
+	return host_sysv(perm, SH_OP_IPC_CTL, cmd, ret);
+}
+
+SEC("lsm/msg_queue_msgctl")
+int BPF_PROG(sh_msg_queue_msgctl, struct kern_ipc_perm *perm, int cmd, int ret)
+{
+	return host_sysv(perm, SH_OP_IPC_CTL, cmd, ret);
+}
+
+SEC("lsm/shm_alloc_security")
+int BPF_PROG(sh_shm_alloc_security, struct kern_ipc_perm *perm, int ret)
+{
+	return host_sysv(perm, SH_OP_IPC_CREATE, 0, ret);
+}
+
+SEC("lsm/sem_alloc_security")
+int BPF_PROG(sh_sem_alloc_security, struct kern_ipc_perm *perm, int ret)
+{
+	return host_sysv(perm, SH_OP_IPC_CREATE, 0, ret);
+}
+
+SEC("lsm/msg_queue_alloc_security")
+int BPF_PROG(sh_msg_queue_alloc_security, struct kern_ipc_perm *perm, int ret)
+{
+	return host_sysv(perm, SH_OP_IPC_CREATE, 0, ret);
+}
+
+/*
+ * The host's POSIX message queues made or removed by name: mq_open(O_CREAT)
+ * makes the queue through vfs_mkobj (no path_mknod) before its open is
+ * judged, and mq_unlink removes one through vfs_unlink (no path_unlink).
+ * Every other create and unlink is judged at the path hooks: the file
+ * system is looked at first, so the rest of the host pays one read.
+ */
+static __always_inline int host_mq_change(struct inode *dir, struct dentry *dentry, __u32 op,
+					  int ret)
+{
+	struct member m = {};
+	struct scratch *s;
+	long n;
+
+	if (ret || BPF_CORE_READ(dir, i_sb, s_magic) != MQUEUE_MAGIC)
+		return ret;
+	ENTER(ret, m);
+	count(SH_CNT_HOOK(SH_HOOK_IPC, SH_CNT_CHECK));
+	if (m.flags && !host_mqueue(BPF_CORE_READ(dir, i_sb)))
+		return 0;
+	/* The record names the queue as mq_open does: "/NAME". */
+	s = get_scratch(&m);
+	if (!s)
+		return no_scratch(&m, &(struct refusal){ .hook = SH_HOOK_IPC, .op = op });
+	s->ev.path[0] = '/';
+	n = bpf_probe_read_kernel_str(&s->ev.path[1], 256, BPF_CORE_READ(dentry, d_name.name));
+	if (n <= 0) {
+		s->ev.path[1] = 0;
+		n = 1;
+	}
+	return released(&m, report(&m, s, &(struct refusal){ .hook = SH_HOOK_IPC, .op = op },
+				   m.flags ? SH_WHY_FORBIDDEN : SH_WHY_NOPOLICY, n + 1));
+}
+
+SEC("lsm/inode_create")
+int BPF_PROG(sh_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	return host_mq_change(dir, dentry, SH_OP_CREATE, ret);
+}
+
+SEC("lsm/inode_unlink")
+int BPF_PROG(sh_inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
+{
+	return host_mq_change(dir, dentry, SH_OP_UNLINK, ret);
+}
+
+/*
  * Kernel keyrings: root's user keyring (and its session keyring) are shared
  * by every root process on the host, secrets included. No tree uses keys.
  */

@@ -383,6 +383,8 @@ enum sh_op {
 	SH_OP_LISTEN,          /* [net]: listen (binds an unbound socket) */
 	SH_OP_SOCKET,          /* [net]: a socket of a kind [net] does not allow */
 	SH_OP_SETSOCKOPT,      /* [net]: an option that reroutes or re-marks traffic */
+	SH_OP_IPC_CTL,         /* shmctl/semctl/msgctl on a SysV object (IPC_RMID, IPC_SET, ...) */
+	SH_OP_IPC_CREATE,      /* a new SysV object (shmget, semget, msgget) */
 	SH_OP_MAX,
 };
 

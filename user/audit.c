@@ -266,8 +266,14 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	} else if (ev->hook == SH_HOOK_IPC && ev->op != SH_OP_OPEN && !ev->path_len) {
 		char t[24];
 
-		snprintf(t, sizeof(t), "ipc %u", ev->op_flags);   /* the SysV object's id */
+		/* The SysV object's id; a new one has none yet: its key. */
+		if (ev->op == SH_OP_IPC_CREATE)
+			snprintf(t, sizeof(t), "ipc key %u", ev->op_flags);
+		else
+			snprintf(t, sizeof(t), "ipc %u", ev->op_flags);
 		put_str(b, "target", t);
+		if (ev->op == SH_OP_IPC_CTL)
+			sh_json_uint_field(b, "cmd", ev->target_pid);
 	} else if (ev->hook == SH_HOOK_NET) {
 		net_target(b, ev);
 	} else if (ev->hook == SH_HOOK_CAPABILITY) {

@@ -169,6 +169,22 @@ static __always_inline bool in_host_ipc_ns(void)
 }
 
 /*
+ * Is this a POSIX message queue file system of the host's IPC namespace
+ * (the daemon's)? Judged by the object: a queue reached through a mount of
+ * the host's mqueue (/dev/mqueue) from a tree with an IPC namespace of its
+ * own is the host's all the same.
+ */
+static __always_inline bool host_mqueue(struct super_block *sb)
+{
+	struct ipc_namespace *ns;
+
+	if (BPF_CORE_READ(sb, s_magic) != MQUEUE_MAGIC)
+		return false;
+	ns = BPF_CORE_READ(sb, s_fs_info);
+	return !host_ipc_ns || BPF_CORE_READ(ns, ns.inum) == host_ipc_ns;
+}
+
+/*
  * procfs: a tree may write only the per-process files of its own members
  * (/proc/PID/... with PID in the tree, which /proc/self resolves to), its
  * network files (/proc/PID/net) excepted.

@@ -203,8 +203,15 @@ check "without [net] rules: any destination connects" "$OUT" ok
 run_in_tree tnet "$NET" srcroute 127.0.0.9
 check "an IPv4 source route (IP_OPTIONS): refused" "$OUT" "err EPERM"
 check "source route: recorded" "$(audit_wait '.hook=="net" and .op=="setsockopt" and .target=="ip IP_OPTIONS" and .reason=="socket option not allowed"')" 1
+# Without [net] rules the kernel asks for CAP_NET_RAW, a tree's only where
+# its policy gives it back.
 run_in_tree tnonet "$NET" srcroute 127.0.0.9
-check "without [net] rules: the source route is set" "$OUT" ok
+check "without [net] rules: the source route needs CAP_NET_RAW" "$OUT" "err EPERM"
+check "  ... recorded as the capability" \
+	"$(audit_wait '.policy=="tnonet" and .hook=="capability" and .target=="CAP_NET_RAW"' "$NRAW")" "$NRAW"
+NRAW=$((NRAW + 1))
+run_in_tree tnonetraw "$NET" srcroute 127.0.0.9
+check "with capability = net_raw: the source route is set" "$OUT" ok
 run_in_tree tnet "$NET" rthdr6
 check "an IPv6 routing header: refused" "$OUT" "err EPERM"
 run_in_tree tnonet "$NET" rthdr6
@@ -212,7 +219,12 @@ check "without [net] rules: the kernel judges the header itself" "$OUT" "err EIN
 run_in_tree tnet "$NET" mark
 check "SO_MARK (the host's policy routing and firewall marks): refused" "$OUT" "err EPERM"
 run_in_tree tnonet "$NET" mark
-check "without [net] rules: SO_MARK is set" "$OUT" ok
+check "without [net] rules: SO_MARK needs CAP_NET_RAW" "$OUT" "err EPERM"
+check "  ... recorded as the capability" \
+	"$(audit_wait '.policy=="tnonet" and .hook=="capability" and .target=="CAP_NET_RAW"' "$NRAW")" "$NRAW"
+NRAW=$((NRAW + 1))
+run_in_tree tnonetraw "$NET" mark
+check "with capability = net_raw: SO_MARK is set" "$OUT" ok
 n=$(seen u7002)
 run_in_tree tnet "$NET" cmsg 127.0.0.1 7002 retopts
 check "a source route in a control message (IP_RETOPTS): refused" "$OUT" "err EPERM"

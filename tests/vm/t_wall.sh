@@ -127,17 +127,23 @@ umount "$SH_TMP/m"
 
 # A detached clone handed in from outside (fd 9): what it reaches has no
 # path in the tree's mount namespace, so it is refused, never judged by the
-# path it would seem to have.
-c0=$(counter deny_file)
-mark
+# path it would seem to have. run hands a tree no descriptor but its
+# standard streams, so the clone comes in with a process that joins a
+# tagged cgroup holding it (as a process of a tagged unit would).
+CGC=/sys/fs/cgroup/t_wall_clone CGX=/sys/fs/cgroup/t_wall_clonex
+mkdir -p "$CGC" "$CGX"
+$CTL tag "$CGC" twall >/dev/null && $CTL tag "$CGX" twallexec >/dev/null
 "$WALL" with-clone "$SH_TMP" -- $CTL run --policy twall -- "$WALL" at 9 read secret \
 	>"$SH_TMP/last.out" 2>&1
+check "run: the clone on fd 9 is not handed to the tree" "$(head -1 "$SH_TMP/last.out")" "err EBADF"
+c0=$(counter deny_file)
+mark
+"$WALL" with-clone "$SH_TMP" -- /usr/bin/bash -c "echo \$\$ >$CGC/cgroup.procs && exec $WALL at 9 read secret" >"$SH_TMP/last.out" 2>&1
 check "read a denied file through a detached clone: refused" "$(head -1 "$SH_TMP/last.out")" "err EPERM"
 expect "read through a clone" '.hook == "file" and .op == "open" and .path_error == -18' \
 	"path unresolved"
 mark
-"$WALL" with-clone "$SH_TMP" -- $CTL run --policy twall -- "$WALL" at 9 write outside.txt \
-	>"$SH_TMP/last.out" 2>&1
+"$WALL" with-clone "$SH_TMP" -- /usr/bin/bash -c "echo \$\$ >$CGC/cgroup.procs && exec $WALL at 9 write outside.txt" >"$SH_TMP/last.out" 2>&1
 check "write outside the work dir through a detached clone: refused" \
 	"$(head -1 "$SH_TMP/last.out")" "err EPERM"
 expect "write through a clone" '.hook == "file" and .access == "write" and .path_error == -18' \
@@ -149,8 +155,7 @@ check "outside: read through the clone works" "$(tr '\n' ' ' <"$SH_TMP/last.out"
 
 c0=$(counter deny_exec)
 mark
-"$WALL" with-clone "$SH_TMP/fake" -- $CTL run --policy twallexec -- "$WALL" at 9 exec usr/bin/true \
-	>"$SH_TMP/last.out" 2>&1
+"$WALL" with-clone "$SH_TMP/fake" -- /usr/bin/bash -c "echo \$\$ >$CGX/cgroup.procs && exec $WALL at 9 exec usr/bin/true" >"$SH_TMP/last.out" 2>&1
 check "exec a binary that looks like /usr/bin/true in a clone: refused" \
 	"$(head -1 "$SH_TMP/last.out")" "err EPERM"
 expect "exec through a clone" '.hook == "exec" and .path_error == -18' "path unresolved"
@@ -159,6 +164,8 @@ counted exec "$c0" 1
 check_match "outside: the same exec runs (it is id)" "$(head -1 "$SH_TMP/last.out")" '^uid=0'
 $CTL run --policy twall -- /usr/bin/true
 check "control: the real /usr/bin/true runs in the tree" "$?" 0
+$CTL untag "$CGC" >/dev/null && $CTL untag "$CGX" >/dev/null
+wait_until rmdir "$CGC"; wait_until rmdir "$CGX"
 
 # ---- 2. raw block devices, memory devices ----------------------------------
 echo "-- block and memory devices (${SECONDS}s)"
@@ -440,12 +447,69 @@ mark
 check "mq_open from a tagged cgroup: refused" "$(in_cgt mq-open /sharness-wall)" "err EPERM"
 expect "mq_open (host IPC namespace)" '.hook == "ipc"' "forbidden in a tree"
 counted ipc "$c0" 2
+# The queue the refused mq_open would have made is not there: it is refused
+# where it is made (inode_create), not only at its open. The host's mqueue,
+# mounted here by an outsider, lists it.
+MQ=$SH_TMP/mqueue
+mkdir -p "$MQ" && mount -t mqueue none "$MQ"
+check "the refused mq_open made no queue" "$(ls "$MQ" | grep -c sharness-wall)" 0
 outw mq-open /sharness-wall
 check "outside: mq_open works" "$OUT" ok
-rm -f /dev/mqueue/sharness-wall 2>/dev/null
+# What the kernel checks by owner alone, never through ipc_permission:
+# removing (or re-permissioning) the host's objects, making new ones (a key
+# squatted), removing a queue by name.
+sem=$(ipcmk -S 1 | awk '{print $NF}')
+msg=$(ipcmk -Q | awk '{print $NF}')
+c0=$(counter deny_ipc)
+for kind in shm sem msg; do
+	id=${!kind}
+	mark
+	check "$kind IPC_RMID of the host's object from a tagged cgroup: refused" \
+		"$(in_cgt "$kind-rmid" "$id")" "err EPERM"
+	expect "$kind IPC_RMID (host IPC namespace)" \
+		".hook == \"ipc\" and .op == \"ipcctl\" and .target == \"ipc $id\" and .cmd == 0" "forbidden in a tree"
+	mark
+	check "$kind: a new object of key 21320 from a tagged cgroup: refused" \
+		"$(in_cgt "$kind-create" 21320)" "err EPERM"
+	expect "$kind create (host IPC namespace)" \
+		'.hook == "ipc" and .op == "ipc-create" and .target == "ipc key 21320"' "forbidden in a tree"
+done
+check "the host's segment, set and queue are all still there" \
+	"$(ipcs -m -i "$shm" >/dev/null 2>&1 && ipcs -s -i "$sem" >/dev/null 2>&1 && ipcs -q -i "$msg" >/dev/null 2>&1 && echo yes)" yes
+check "no object of key 21320 was made" "$(ipcs -a | grep -ci '0x00005348')" 0
+mark
+# (glibc's mq_unlink turns the kernel's EPERM into EACCES, as POSIX asks;
+# the record and the counter say it was this hook's.)
+check "mq_unlink of the host's queue from a tagged cgroup: refused" \
+	"$(in_cgt mq-unlink /sharness-wall)" "err EACCES"
+expect "mq_unlink (host IPC namespace)" '.hook == "ipc" and .op == "unlink" and .target == "/sharness-wall"' \
+	"forbidden in a tree"
+check "the host's queue is still there" "$(ls "$MQ" | grep -c sharness-wall)" 1
+counted ipc "$c0" 7
+# A run has an IPC namespace of its own, but a mount of the host's mqueue
+# reaches the host's queues by path: judged by the queue's namespace.
+mark
+try_in_tree twallopen open "$MQ/sharness-wall" r
+check "a run opening the host's queue through a mount of it: refused" "$OUT" "err EPERM"
+expect "mqueue by path from a run" ".hook == \"ipc\" and .op == \"open\" and .target == \"$MQ/sharness-wall\"" \
+	"forbidden in a tree"
+inw twallopen mq-open /sharness-own
+check "twin: a run's own queue (its own namespace) opens" "$OUT" ok
+inw twallopen mq-unlink /sharness-wall
+check "twin: a run's mq_unlink reaches its own namespace, not the host's" "$OUT" "err ENOENT"
+for kind in shm sem msg; do
+	outw "$kind-create" 21320
+	check "outside: a new $kind object of key 21320" "$OUT" ok
+	flag=$(case $kind in shm) echo -m ;; sem) echo -s ;; msg) echo -q ;; esac)
+	outw "$kind-rmid" "$(ipcs "$flag" | awk '$1 == "0x00005348" { print $2 }')"
+	check "outside: $kind IPC_RMID" "$OUT" ok
+done
+outw mq-unlink /sharness-wall
+check "outside: mq_unlink works" "$OUT" ok
+umount "$MQ"
 $CTL untag "$CGT" >/dev/null
 wait_until rmdir "$CGT"
-ipcrm -m "$shm"
+ipcrm -m "$shm" -s "$sem" -q "$msg"
 # Root's user keyring is shared with root outside every tree.
 # (the keyring lookup turns the hook's refusal into ENOKEY: the tree does
 # not even learn the keyring is there)

@@ -46,6 +46,10 @@
  *   wall shm-attach ID             shmat(ID) read-write
  *   wall shm-own                   a private segment of its own, attached
  *   wall mq-open NAME              mq_open(NAME, O_CREAT | O_RDWR)
+ *   wall mq-unlink NAME            mq_unlink(NAME)
+ *   wall shm-rmid|sem-rmid|msg-rmid ID   shmctl/semctl/msgctl(ID, IPC_RMID)
+ *   wall shm-create|sem-create|msg-create KEY   a new object of KEY
+ *                                  (shmget/semget/msgget, IPC_CREAT|IPC_EXCL)
  *   wall key-user                  keyctl(KEYCTL_DESCRIBE) of the user keyring
  *   wall mmap-low                  an anonymous mapping at address 4096
  *   wall mmap-exec PATH N          N mappings of PATH with PROT_EXEC, one
@@ -67,6 +71,8 @@
 #include <sys/reboot.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/shm.h>
 #include <mqueue.h>
 #include <sys/socket.h>
@@ -408,6 +414,20 @@ int main(int argc, char **argv)
 			return report(-1, "shmget");
 		return report(shmat(id, NULL, 0) == (void *)-1 ? -1 : 0, "shmat");
 	}
+	if (!strcmp(op, "mq-unlink") && argc == 3)
+		return report(mq_unlink(argv[2]), "mq_unlink");
+	if (!strcmp(op, "shm-rmid") && argc == 3)
+		return report(shmctl(atoi(argv[2]), IPC_RMID, NULL), "shmctl");
+	if (!strcmp(op, "sem-rmid") && argc == 3)
+		return report(semctl(atoi(argv[2]), 0, IPC_RMID), "semctl");
+	if (!strcmp(op, "msg-rmid") && argc == 3)
+		return report(msgctl(atoi(argv[2]), IPC_RMID, NULL), "msgctl");
+	if (!strcmp(op, "shm-create") && argc == 3)
+		return report(shmget(atoi(argv[2]), 4096, IPC_CREAT | IPC_EXCL | 0600), "shmget");
+	if (!strcmp(op, "sem-create") && argc == 3)
+		return report(semget(atoi(argv[2]), 1, IPC_CREAT | IPC_EXCL | 0600), "semget");
+	if (!strcmp(op, "msg-create") && argc == 3)
+		return report(msgget(atoi(argv[2]), IPC_CREAT | IPC_EXCL | 0600), "msgget");
 	if (!strcmp(op, "mq-open") && argc == 3)
 		return report(mq_open(argv[2], O_CREAT | O_RDWR, 0600, NULL), "mq_open");
 	if (!strcmp(op, "key-user") && argc == 2) {
