@@ -402,6 +402,26 @@ int BPF_PROG(sh_path_chown, const struct path *path, __u64 uid, __u64 gid, int r
 
 /* A descriptor passed in over SCM_RIGHTS is judged as if it were opened.
  * (bpf_d_path is not allowed here on 6.1.) */
+/*
+ * Locks and leases (flock, fcntl F_SETLK and F_OFD_SETLK, F_SETLEASE) need
+ * only a descriptor open for reading, yet they hold up every outsider that
+ * takes the file exclusively (a package manager's lock, a service's pid
+ * file) or opens it for writing (a lease's break time, 45 s, on every
+ * open), and one on the daemon's lock file keeps a new daemon from
+ * starting. A lock is judged as a write to the file: a tree locks what its
+ * rules let it change. Unlocking is never refused.
+ */
+SEC("lsm/file_lock")
+int BPF_PROG(sh_file_lock, struct file *file, unsigned int cmd, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	if (cmd == F_UNLCK)
+		return 0;
+	return judge_open(&m, file, SH_OP_LOCK, cmd, true, false);
+}
+
 SEC("lsm/file_receive")
 int BPF_PROG(sh_file_receive, struct file *file, int ret)
 {

@@ -385,6 +385,7 @@ enum sh_op {
 	SH_OP_SETSOCKOPT,      /* [net]: an option that reroutes or re-marks traffic */
 	SH_OP_IPC_CTL,         /* shmctl/semctl/msgctl on a SysV object (IPC_RMID, IPC_SET, ...) */
 	SH_OP_IPC_CREATE,      /* a new SysV object (shmget, semget, msgget) */
+	SH_OP_LOCK,            /* flock, a POSIX or OFD lock, a lease */
 	SH_OP_MAX,
 };
 

@@ -56,7 +56,7 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_CAPABLE] = "capable", [SH_OP_IPC] = "ipc", [SH_OP_KEY] = "key",
 		[SH_OP_BIND] = "bind", [SH_OP_LISTEN] = "listen", [SH_OP_SOCKET] = "socket",
 		[SH_OP_SETSOCKOPT] = "setsockopt", [SH_OP_IPC_CTL] = "ipcctl",
-		[SH_OP_IPC_CREATE] = "ipc-create",
+		[SH_OP_IPC_CREATE] = "ipc-create", [SH_OP_LOCK] = "lock",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";

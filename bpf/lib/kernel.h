@@ -67,6 +67,8 @@
 #define RPC_PIPEFS_MAGIC 0x67596969
 #define DEVPTS_SUPER_MAGIC 0x1cd1
 
+#define F_UNLCK 2 /* file_lock's type: an unlock */
+
 #define S_IFMT 00170000
 #define S_IFBLK 0060000
 #define S_IFCHR 0020000

@@ -139,6 +139,29 @@ want=$(printf '%s' "$O/$odd" | od -An -tx1 | tr -d ' \n')
 check "odd bytes: target_hex is the exact path" "$hex" "$want"
 allow_case "odd bytes in a name inside" open "$W/$odd" creat
 
+# Locks and leases are judged as writes: a shared lock on a file the tree
+# may only read holds up every outsider that takes it exclusively (a
+# package manager's lock), a lease stalls every outsider's open for writing
+# for the lease-break time, and a lock on the daemon's lock file would keep
+# a new daemon from starting.
+c0=$(counter deny_file)
+for how in flock posix ofd lease; do
+	deny_case "$how on a file outside the work dir" lock "$O/file" lock "$O/file" "$how"
+	allow_case "$how in the work dir" lock "$W/file" "$how"
+done
+check "locks: each refusal counted in the kernel" "$(counter deny_file)" $((c0 + 4))
+ev=$(audit_last ".op==\"lock\" and .target==\"$O/file\"")
+check "lock record: hook, access, reason" \
+	"$(field hook "$ev") $(field access "$ev") $(field reason "$ev")" "file write not allowed"
+try_in_tree tfile lock "$SOCK.lock" flock
+check "flock on the daemon's lock file: refused" "$OUT" "err EPERM"
+check "  ... recorded as the daemon's" \
+	"$(audit_wait ".target==\"$SOCK.lock\" and .reason==\"sharnessd is protected\"")" 1
+try_outside lock "$O/file" lease
+check "outside: a read lease on the same file" "$OUT" ok
+try_outside lock "$O/file" flock
+check "outside: a shared flock on the same file" "$OUT" ok
+
 # Counters: refusals counted in the kernel; outsiders untouched.
 before=$(counter deny_file)
 check_match "kernel counter counts file denials" "$before" '^[1-9][0-9]*$'

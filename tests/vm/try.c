@@ -25,6 +25,8 @@
  *   try exchange A B        renameat2(A, B, RENAME_EXCHANGE)
  *   try link FROM TO   try symlink TARGET PATH   try mknod PATH
  *   try chmod PATH MODE   try chown PATH UID GID   try truncate PATH
+ *   try lock PATH flock|posix|ofd|lease   open PATH read-only, then a
+ *                                 shared lock or a read lease on it
  *   try fdwrite FD                write(FD, "x\n"): a descriptor the
  *                                 process was handed
  *   try gate FILE OP ARG...       print "ready", wait until FILE exists
@@ -42,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -70,6 +73,26 @@ static int report(int r)
 	}
 	printf("ok\n");
 	return 0;
+}
+
+/* A shared lock (or a read lease) on PATH, opened read-only. */
+static int lock_file(const char *path, const char *how)
+{
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (!strcmp(how, "flock"))
+		return flock(fd, LOCK_SH | LOCK_NB);
+	if (!strcmp(how, "posix"))
+		return fcntl(fd, F_SETLK, &fl);
+	if (!strcmp(how, "ofd"))
+		return fcntl(fd, F_OFD_SETLK, &fl);
+	if (!strcmp(how, "lease"))
+		return fcntl(fd, F_SETLEASE, F_RDLCK);
+	errno = EINVAL;
+	return -1;
 }
 
 static int unix_connect(const char *name, size_t len, int type)
@@ -229,6 +252,8 @@ int main(int argc, char **argv)
 		memcpy(name + 1, argv[2], n);
 		return unix_serve(name, n + 1, SOCK_STREAM);
 	}
+	if (!strcmp(op, "lock") && argc == 4)
+		return report(lock_file(argv[2], argv[3]));
 	if (!strcmp(op, "fdwrite") && argc == 3)
 		return report(write(atoi(argv[2]), "x\n", 2) == 2 ? 0 : -1);
 	if (!strcmp(op, "kill") && argc == 4)
