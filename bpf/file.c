@@ -416,9 +416,13 @@ int BPF_PROG(sh_file_lock, struct file *file, unsigned int cmd, int ret)
 {
 	struct member m = {};
 
-	ENTER(ret, m);
-	if (cmd == F_UNLCK)
+	if (ret || cmd == F_UNLCK)
+		return ret;
+	/* A file with no name left (O_TMPFILE, unlinked): no outsider can
+	 * open it to wait on the lock. */
+	if (!file->f_inode->i_nlink)
 		return 0;
+	ENTER(ret, m);
 	return judge_open(&m, file, SH_OP_LOCK, cmd, true, false);
 }
 

@@ -154,7 +154,9 @@ static __always_inline bool device_by_default(struct inode *inode, __u32 op, __u
 		return true;
 	if (!devpts_slave(inode))
 		return false;
-	if (op == SH_OP_RECEIVE)
+	/* One it holds already: handed in, or locked (make -O locks its
+	 * standard output, the operator's terminal). */
+	if (op == SH_OP_RECEIVE || op == SH_OP_LOCK)
 		return true;
 	made = bpf_inode_storage_get(&pty_trees, inode, 0, 0);
 	return made && *made == origin;
@@ -240,6 +242,10 @@ static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
 
 	if (protected_sb(magic))
 		return SH_HOOK_CGROUP;
+	/* The host's POSIX message queues, reached by path (/dev/mqueue):
+	 * no chmod, chown, times or removal of them either. */
+	if (magic == MQUEUE_MAGIC && host_mqueue(dentry->d_sb))
+		return SH_HOOK_IPC;
 	if (knob_sb(magic))
 		return SH_HOOK_FILE;
 	if (magic == PROC_SUPER_MAGIC && proc_write_forbidden(dentry, origin))

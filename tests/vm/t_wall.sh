@@ -493,6 +493,13 @@ try_in_tree twallopen open "$MQ/sharness-wall" r
 check "a run opening the host's queue through a mount of it: refused" "$OUT" "err EPERM"
 expect "mqueue by path from a run" ".hook == \"ipc\" and .op == \"open\" and .target == \"$MQ/sharness-wall\"" \
 	"forbidden in a tree"
+mark
+try_in_tree twallopen chmod "$MQ/sharness-wall" 0
+check "a run's chmod of the host's queue through the mount: refused" "$OUT" "err EPERM"
+expect "mqueue chmod from a run" '.hook == "ipc" and .op == "chmod"' "forbidden in a tree"
+check "  ... its mode is unchanged" "$(stat -c %a "$MQ/sharness-wall")" 600
+try_outside chmod "$MQ/sharness-wall" 0640
+check "outside: chmod of the queue works" "$OUT $(stat -c %a "$MQ/sharness-wall")" "ok 640"
 inw twallopen mq-open /sharness-own
 check "twin: a run's own queue (its own namespace) opens" "$OUT" ok
 inw twallopen mq-unlink /sharness-wall
