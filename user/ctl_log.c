@@ -70,38 +70,14 @@ static bool wanted(const struct log_opts *o, const char *line, size_t len)
 	return ok;
 }
 
-/*
- * --since/--until: "2026-11-30", "2026-11-30T10:05[:07]" (UTC, a space
- * for the T also), "now", or a time ago: "90s", "10m", "2h", "3d". Into
- * the log's own time form; false if s is none of these.
- */
+/* --since/--until (sh_parse_when) into the log's own time form. */
 static bool parse_when(const char *s, char *out, size_t n)
 {
-	static const char *const forms[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
-					     "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d" };
-	uint64_t now = sh_now_ns(CLOCK_REALTIME);
-	char *end;
-	long v;
+	uint64_t t;
 
-	if (!strcmp(s, "now")) {
-		sh_fmt_time(out, n, now);
-		return true;
-	}
-	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-		struct tm tm = { 0 };
-		const char *e = strptime(s, forms[i], &tm);
-
-		if (e && !*e) {
-			sh_fmt_time(out, n, (uint64_t)timegm(&tm) * 1000000000ull);
-			return true;
-		}
-	}
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || v < 0 || !end[0] || end[1] || !strchr("smhd", end[0]))
+	if (sh_parse_when(s, sh_now_ns(CLOCK_REALTIME), &t))
 		return false;
-	v *= end[0] == 's' ? 1 : end[0] == 'm' ? 60 : end[0] == 'h' ? 3600 : 86400;
-	sh_fmt_time(out, n, now - (uint64_t)v * 1000000000ull);
+	sh_fmt_time(out, n, t);
 	return true;
 }
 
@@ -268,7 +244,8 @@ static int log_opt(int opt, const char *arg, void *ctx)
 	case 'U':
 		if (!parse_when(arg, opt == 'S' ? o->since : o->until, sizeof(o->since))) {
 			fprintf(stderr, "sharnessctl: bad --%s '%s' (want 2026-11-30, "
-				"2026-11-30T10:05, now, or 90s, 10m, 2h, 3d ago)\n",
+				"2026-11-30T10:05, now, today, yesterday, or a time ago: "
+				"90s, 10m, 2h, 3d, \"1 hour ago\", -1h)\n",
 				opt == 'S' ? "since" : "until", arg);
 			return 1;
 		}

@@ -230,6 +230,89 @@ uint64_t sh_now_ns(int clock)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Seconds in the unit u (n bytes), or 0 if it names none. */
+static uint64_t unit_secs(const char *u, size_t n)
+{
+	static const struct { const char *name; uint64_t secs; } units[] = {
+		{ "s", 1 }, { "sec", 1 }, { "secs", 1 }, { "second", 1 }, { "seconds", 1 },
+		{ "m", 60 }, { "min", 60 }, { "mins", 60 }, { "minute", 60 }, { "minutes", 60 },
+		{ "h", 3600 }, { "hour", 3600 }, { "hours", 3600 },
+		{ "d", 86400 }, { "day", 86400 }, { "days", 86400 },
+		{ "w", 604800 }, { "week", 604800 }, { "weeks", 604800 },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strlen(units[i].name) == n && !strncmp(u, units[i].name, n))
+			return units[i].secs;
+	return 0;
+}
+
+int sh_parse_when(const char *s, uint64_t now, uint64_t *out)
+{
+	static const char *const forms[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
+					     "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+	static const struct { const char *name; int days; } words[] = {
+		{ "today", 0 }, { "yesterday", -1 }, { "tomorrow", 1 },
+	};
+	const uint64_t sec = 1000000000ull;
+	unsigned long long v;
+	const char *p = s, *u;
+	int sign = -1;
+	size_t un;
+	char *end;
+	uint64_t secs;
+
+	if (!strcmp(s, "now")) {
+		*out = now;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(s, words[i].name)) {
+			uint64_t midnight = now / sec / 86400 * 86400;
+
+			*out = (midnight + (int64_t)words[i].days * 86400) * sec;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct tm tm = { 0 };
+		const char *e = strptime(s, forms[i], &tm);
+
+		if (e && !*e) {
+			*out = (uint64_t)timegm(&tm) * sec;
+			return 0;
+		}
+	}
+	/* [+-]N[ ]UNIT[ ago] */
+	if (*p == '-' || *p == '+')
+		sign = *p++ == '+' ? 1 : -1;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || v > 1000000000ull)
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	u = end;
+	while (*end >= 'a' && *end <= 'z')
+		end++;
+	un = (size_t)(end - u);
+	secs = unit_secs(u, un);
+	if (!secs)
+		return -EINVAL;
+	if (!strcmp(end, " ago")) {
+		if (*s == '-' || *s == '+')
+			return -EINVAL;   /* "-1h ago": which way? */
+	} else if (*end) {
+		return -EINVAL;
+	}
+	secs *= v;
+	if (secs > 10000000000ull || (sign < 0 && secs * sec > now))
+		return -EINVAL;     /* centuries away, or before 1970 */
+	*out = sign < 0 ? now - secs * sec : now + secs * sec;
+	return 0;
+}
+
 void sh_fmt_time(char *out, size_t n, uint64_t ns)
 {
 	time_t sec = ns / 1000000000ull;

@@ -67,5 +67,15 @@ int sh_kernel_ino_at(int dirfd, const char *name, int flags, uint64_t *ino, uint
 /* RFC 3339 UTC time with microseconds of a CLOCK_REALTIME instant. */
 void sh_fmt_time(char *out, size_t n, uint64_t realtime_ns);
 uint64_t sh_now_ns(int clock);
+/*
+ * A time as `log --since/--until` take it, in CLOCK_REALTIME ns, against
+ * now (ns): a date ("2026-11-30", "2026-11-30T10:05[:07]", a space for the
+ * T also; UTC, as the log writes), "now", "today", "yesterday",
+ * "tomorrow" (midnight UTC), a time ago ("90s", "10m", "2h", "3d", "1w";
+ * "1 hour ago", "2 days ago", "-1h", "-5 min") or ahead ("+1h"). Units:
+ * s sec second, m min minute, h hour, d day, w week, and their plurals.
+ * Returns 0, or -EINVAL for anything else.
+ */
+int sh_parse_when(const char *s, uint64_t now, uint64_t *out);
 
 #endif

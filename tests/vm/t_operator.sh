@@ -146,6 +146,11 @@ check "log --hook exec --action deny: only those" \
 check "log --since now: nothing older" "$($CTL log --since now | grep -c .)" 0
 check_match "log --since 1h: this test's records" "$($CTL log --since 1h | grep -c .)" '^[1-9][0-9]*$'
 check "log --until 2000-01-01: nothing" "$($CTL log --until 2000-01-01 | grep -c .)" 0
+n1=$($CTL log --since 1h | grep -c .)
+check "log --since '1 hour ago' (as journalctl takes it): the same records" \
+	"$($CTL log --since '1 hour ago' | grep -c .) $($CTL log --since -1h | grep -c .)" "$n1 $n1"
+check_match "log --since yesterday: this test's records" "$($CTL log --since yesterday | grep -c .)" '^[1-9][0-9]*$'
+check "log --until yesterday: none of them" "$($CTL log --until yesterday | grep -c .)" 0
 $CTL log --since yesterdayish >/dev/null 2>&1
 check "log --since with a bad time: exit 1" "$?" 1
 
