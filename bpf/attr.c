@@ -163,7 +163,7 @@ static __always_inline bool memo_allows_through(struct member *m, struct dentry 
 }
 
 static __always_inline int __judge_dentry_change(struct member *m, struct dentry *dentry,
-						 __u32 op)
+						 __u32 op, bool forbidden)
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
 	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc = 0;
@@ -179,6 +179,9 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 		knob = SH_HOOK_FILE;
 		reason = SH_WHY_PROTECTED;
 	} else if (knob) {
+		reason = SH_WHY_FORBIDDEN;
+	} else if (forbidden) {
+		knob = SH_HOOK_FILE;
 		reason = SH_WHY_FORBIDDEN;
 	}
 	if (knob)
@@ -251,7 +254,24 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 /* The scratch a judgement took is given back when it ends (maps.h). */
 static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
 {
-	return released(m, __judge_dentry_change(m, dentry, op));
+	return released(m, __judge_dentry_change(m, dentry, op, false));
+}
+
+/*
+ * security.capability: file capabilities, which a file gives whoever runs
+ * it, a host user outside the tree included. No tree plants them,
+ * whatever its write rules (as no tree sets a set-user-ID bit: file.c).
+ */
+static __always_inline bool file_caps_name(const char *name)
+{
+	const char want[20] = "security.capability";
+	char n[20] = {};
+
+	bpf_probe_read_kernel_str(n, sizeof(n), name);
+	for (int i = 0; i < (int)sizeof(n); i++)
+		if (n[i] != want[i])
+			return false;
+	return true;
 }
 
 /* The first argument is a struct user_namespace * on 6.1, a struct
@@ -263,7 +283,7 @@ int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR);
+	return released(&m, __judge_dentry_change(&m, dentry, SH_OP_SETXATTR, file_caps_name(name)));
 }
 
 SEC("lsm/inode_removexattr")

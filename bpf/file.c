@@ -292,6 +292,34 @@ static __always_inline int judge_write(struct member *m, struct dentry *dentry,
 	return released(m, __judge_write(m, dentry, mnt, op));
 }
 
+/*
+ * A set-user-ID bit (or a set-group-ID bit on anything but a directory,
+ * where it only hands the group down) on a file a tree makes or changes
+ * would give whoever runs it, a host user outside the tree included, the
+ * file's owner: root, the tree's uid. Refused whatever the write rules,
+ * for every way to set one: chmod and fchmod, the mode of a create
+ * (open, mknod). chown clears both bits itself; file capabilities:
+ * attr.c.
+ */
+static __always_inline bool plants_setid(__u32 mode, __u32 type)
+{
+	return (mode & S_ISUID) || ((mode & S_ISGID) && (type & S_IFMT) != S_IFDIR);
+}
+
+static __always_inline int forbid_setid(struct member *m, struct dentry *dentry,
+					struct vfsmount *mnt, __u32 op, __u32 mode)
+{
+	const struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = mode,
+				   .flags = SH_EVF_WRITE };
+	struct scratch *s;
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	s = get_scratch(m);
+	if (!s)
+		return no_scratch(m, &w);
+	return released(m, report(m, s, &w, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
+}
+
 SEC("lsm/path_mknod")
 int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
 	     umode_t mode, unsigned int dev, int ret)
@@ -299,6 +327,8 @@ int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (plants_setid(mode, mode))
+		return forbid_setid(&m, dentry, dir->mnt, SH_OP_CREATE, mode);
 	return judge_write(&m, dentry, dir->mnt, SH_OP_CREATE);
 }
 
@@ -387,6 +417,8 @@ int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (plants_setid(mode, BPF_CORE_READ(path->dentry, d_inode, i_mode)))
+		return forbid_setid(&m, path->dentry, path->mnt, SH_OP_CHMOD, mode);
 	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
 }
 

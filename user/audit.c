@@ -291,6 +291,12 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	put_str(b, "reason", sh_reason_name(ev->reason));
 	if (ev->hook == SH_HOOK_FILE) {
 		put_str(b, "access", (ev->flags & SH_EVF_WRITE) ? "write" : "read");
+		if ((ev->op == SH_OP_CHMOD || ev->op == SH_OP_CREATE) && ev->op_flags) {
+			char md[16];
+
+			snprintf(md, sizeof(md), "0%o", ev->op_flags & 07777);
+			put_str(b, "mode", md);
+		}
 		if (ev->op == SH_OP_OPEN) {
 			char fl[16];
 

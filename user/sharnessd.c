@@ -223,6 +223,22 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 	return -1;
 }
 
+/*
+ * Out of the OOM killer's way, as the unit says (OOMScoreAdjust=-1000)
+ * and, started by hand, by itself: memory a tree holds where no process's
+ * RSS counts it (tmpfs, an unmapped memfd) would otherwise make the daemon
+ * a victim, and with it the audit log and the runs' supervision. Its
+ * programs would go on enforcing; a failure is said, not fatal.
+ */
+static void keep_off_oom(void)
+{
+	int err = sh_write_file("/proc/self/oom_score_adj", "-1000");
+
+	if (err)
+		sh_log("cannot set its oom_score_adj to -1000: %s (the OOM killer may pick it)",
+		       strerror(-err));
+}
+
 /* One daemon per socket: a second one would fight over the pins. */
 static int take_lock(const struct sh_daemon *d, struct proc *p)
 {
@@ -594,6 +610,7 @@ int main(int argc, char **argv)
 		return SH_EXIT_FAIL;
 	if (p.unload)
 		return unload_pinned(&d, p.force);
+	keep_off_oom();
 	ret = start(&d, &p);
 	if (!ret) {
 		loop(&d, &p);

@@ -69,6 +69,8 @@
 
 #define F_UNLCK 2 /* file_lock's type: an unlock */
 
+#define S_ISUID 0004000
+#define S_ISGID 0002000
 #define S_IFMT 00170000
 #define S_IFBLK 0060000
 #define S_IFCHR 0020000

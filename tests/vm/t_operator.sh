@@ -16,6 +16,7 @@ allow = /usr/bin/bash
 allow = $SH_BUILD/tests/vm/
 P
 start_daemon || { fail "daemon starts"; exit 1; }
+check "started by hand, it keeps out of the OOM killer's way" "$(cat /proc/$DAEMON_PID/oom_score_adj)" -1000
 
 # (1) unload returns once the daemon is gone: the next one starts at once.
 pid=$DAEMON_PID

@@ -534,10 +534,10 @@ echo "-- attributes, ACLs, times, flags (${SECONDS}s)"
 setfattr_outw() { "$WALL" setxattr "$1" >/dev/null; }
 c0=$(counter deny_file)
 n=0
-for op in setxattr:setxattr removexattr:removexattr setacl:setxattr,setacl \
+for op in removexattr:removexattr setacl:setxattr,setacl \
 	utimens:settimes chattr:setflags; do
 	w=${op%%:*} ops=${op#*:}
-	[ "$w" = removexattr ] && { setfattr_out "$SH_TMP/outside.txt"; setfattr_out "$W/f"; }
+	[ "$w" = removexattr ] && { setfattr_outw "$SH_TMP/outside.txt"; setfattr_outw "$W/f"; }
 	mark
 	inw twall "$w" "$SH_TMP/outside.txt"
 	check "$w outside the writable paths: refused" "$OUT" "err EPERM"
@@ -552,6 +552,53 @@ done
 counted file "$c0" "$n"
 inw twall utimens "$SH_TMP/secret"
 check "utimens of a denied file: refused" "$OUT" "err EPERM"
+
+# Privileges planted for outsiders: a set-user-ID (or set-group-ID) bit or
+# file capabilities on a file a tree makes or changes would give any host
+# user who runs it the file's owner (root) or the capabilities. Refused
+# whatever the write rules, in the work dir too.
+echo "-- planted privileges (${SECONDS}s)"
+c0=$(counter deny_file)
+cp /usr/bin/true "$W/su"
+for pol in twall twallopen; do
+	mark
+	inw "$pol" setxattr "$W/su"
+	check "$pol: file capabilities on a work-dir file: refused" "$OUT" "err EPERM"
+	expect "$pol: setxattr security.capability" \
+		".hook == \"file\" and .op == \"setxattr\" and .target == \"$W/su\"" "forbidden in a tree"
+	for mode in 4755 2755 6755; do
+		mark
+		try_in_tree "$pol" chmod "$W/su" "$mode"
+		check "$pol: chmod $mode in the work dir: refused" "$OUT" "err EPERM"
+		expect "$pol: chmod $mode" \
+			".hook == \"file\" and .op == \"chmod\" and .target == \"$W/su\" and .mode == \"0$mode\"" \
+			"forbidden in a tree"
+	done
+	mark
+	try_in_tree "$pol" creat-mode "$W/new-su-$pol" 4755
+	check "$pol: a new file created set-user-ID: refused" "$OUT" "err EPERM"
+	expect "$pol: create 4755" \
+		".hook == \"file\" and .op == \"create\" and .target == \"$W/new-su-$pol\" and .mode == \"04755\"" \
+		"forbidden in a tree"
+	check "$pol: ... and not made" "$([ -e "$W/new-su-$pol" ] && echo made || echo none)" none
+	try_in_tree "$pol" chmod "$W/su" 755
+	check "$pol: twin: chmod 755" "$OUT" ok
+	try_in_tree "$pol" creat-mode "$W/new-$pol" 755
+	check "$pol: twin: a new file 0755" "$OUT" ok
+	mkdir -p "$W/gdir-$pol"
+	try_in_tree "$pol" chmod "$W/gdir-$pol" 2775
+	check "$pol: twin: set-group-ID on a directory (hands its group down)" "$OUT" ok
+	inw "$pol" setacl "$W/su"
+	check "$pol: twin: another xattr (an ACL)" "$OUT" ok
+done
+counted file "$c0" 10
+check "the file has neither bit nor capabilities" \
+	"$(( 0$(stat -c %a "$W/su") & 06000 )) $(python3 -c 'import os, sys; print(os.listxattr(sys.argv[1]).count("security.capability"))' "$W/su")" "0 0"
+try_outside chmod "$W/su" 4755
+check "outside: chmod 4755 works" "$OUT $(stat -c %a "$W/su")" "ok 4755"
+outw setxattr "$W/su"
+check "outside: file capabilities can be set" "$OUT" ok
+rm -f "$W/su" "$W"/new-*
 
 # ---- 7. capabilities that change the whole host ----------------------------
 echo "-- capabilities (${SECONDS}s)"

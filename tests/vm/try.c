@@ -25,6 +25,8 @@
  *   try exchange A B        renameat2(A, B, RENAME_EXCHANGE)
  *   try link FROM TO   try symlink TARGET PATH   try mknod PATH
  *   try chmod PATH MODE   try chown PATH UID GID   try truncate PATH
+ *   try creat-mode PATH MODE      open(PATH, O_CREAT | O_WRONLY, MODE),
+ *                                 MODE in octal
  *   try lock PATH flock|posix|ofd|lease   open PATH read-only, then a
  *                                 shared lock or a read lease on it
  *   try fdwrite FD                write(FD, "x\n"): a descriptor the
@@ -252,6 +254,8 @@ int main(int argc, char **argv)
 		memcpy(name + 1, argv[2], n);
 		return unix_serve(name, n + 1, SOCK_STREAM);
 	}
+	if (!strcmp(op, "creat-mode") && argc == 4)
+		return report(open(argv[2], O_CREAT | O_WRONLY, (mode_t)strtol(argv[3], NULL, 8)));
 	if (!strcmp(op, "lock") && argc == 4)
 		return report(lock_file(argv[2], argv[3]));
 	if (!strcmp(op, "fdwrite") && argc == 3)
