@@ -178,10 +178,8 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 	if (daemon_file(dentry, true, false)) {
 		knob = SH_HOOK_FILE;
 		reason = SH_WHY_PROTECTED;
-	} else if (knob) {
-		reason = SH_WHY_FORBIDDEN;
-	} else if (forbidden) {
-		knob = SH_HOOK_FILE;
+	} else if (knob || forbidden) {
+		knob = knob ?: SH_HOOK_FILE;
 		reason = SH_WHY_FORBIDDEN;
 	}
 	if (knob)

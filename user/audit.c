@@ -233,6 +233,23 @@ static void net_target(struct sh_buf *b, const struct sh_event *ev)
 	sh_json_uint_field(b, "port", ev->target_pid);
 }
 
+/* A file event's own fields: read or write, the open's flags, the mode a
+ * chmod or a create asked for. */
+static void file_fields(struct sh_buf *b, const struct sh_event *ev)
+{
+	char t[16];
+
+	put_str(b, "access", (ev->flags & SH_EVF_WRITE) ? "write" : "read");
+	if ((ev->op == SH_OP_CHMOD || ev->op == SH_OP_CREATE) && ev->op_flags) {
+		snprintf(t, sizeof(t), "0%o", ev->op_flags & 07777);
+		put_str(b, "mode", t);
+	}
+	if (ev->op == SH_OP_OPEN) {
+		snprintf(t, sizeof(t), "0%o", ev->op_flags);
+		put_str(b, "flags", t);
+	}
+}
+
 void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 			   const char *policy, const char *cgroup, uint32_t run_id)
 {
@@ -289,21 +306,8 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	}
 	put_str(b, "op", sh_op_name(ev->op));
 	put_str(b, "reason", sh_reason_name(ev->reason));
-	if (ev->hook == SH_HOOK_FILE) {
-		put_str(b, "access", (ev->flags & SH_EVF_WRITE) ? "write" : "read");
-		if ((ev->op == SH_OP_CHMOD || ev->op == SH_OP_CREATE) && ev->op_flags) {
-			char md[16];
-
-			snprintf(md, sizeof(md), "0%o", ev->op_flags & 07777);
-			put_str(b, "mode", md);
-		}
-		if (ev->op == SH_OP_OPEN) {
-			char fl[16];
-
-			snprintf(fl, sizeof(fl), "0%o", ev->op_flags);
-			put_str(b, "flags", fl);
-		}
-	}
+	if (ev->hook == SH_HOOK_FILE)
+		file_fields(b, ev);
 	if (ev->op == SH_OP_KILL)
 		sh_json_uint_field(b, "signal", ev->op_flags);
 	if (ev->op == SH_OP_SETOWN || ev->op == SH_OP_BPF || ev->op == SH_OP_IOCTL)
