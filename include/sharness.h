@@ -181,14 +181,15 @@ struct sh_net_rules {
  * configuration, raw I/O, modules, mounts and the rest of CAP_SYS_ADMIN,
  * device nodes, accounting, audit and MAC configuration, resource limits
  * beyond its own, real-time scheduling, packet and raw sockets: the
- * host's traffic) and every capability a later
+ * host's traffic; keeping a set-user-ID bit on a file it writes) and
+ * every capability a later
  * kernel adds -- is refused unless the policy allows it back
  * (`[limits] capability = ...`, sh_policy_conf.caps).
  */
 #define SH_CAP_BIT(c)        (1ull << (c))
 #define SH_CAPS_TREE_DEFAULT (SH_CAP_BIT(0)  /* CHOWN */ | SH_CAP_BIT(1)  /* DAC_OVERRIDE */ | \
 			      SH_CAP_BIT(2)  /* DAC_READ_SEARCH */ | SH_CAP_BIT(3) /* FOWNER */ | \
-			      SH_CAP_BIT(4)  /* FSETID */ | SH_CAP_BIT(5) /* KILL */ | \
+			      SH_CAP_BIT(5) /* KILL */ | \
 			      SH_CAP_BIT(6)  /* SETGID */ | SH_CAP_BIT(7) /* SETUID */ | \
 			      SH_CAP_BIT(8)  /* SETPCAP */ | SH_CAP_BIT(10) /* NET_BIND_SERVICE */ | \
 			      SH_CAP_BIT(14) /* IPC_LOCK */ | \

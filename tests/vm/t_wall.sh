@@ -592,6 +592,18 @@ for pol in twall twallopen; do
 	check "$pol: twin: another xattr (an ACL)" "$OUT" ok
 done
 counted file "$c0" 10
+# A set-user-ID file an outsider left where the tree writes: the tree's
+# write lands and the kernel clears the bit, as for any unprivileged
+# writer (a tree has no CAP_FSETID); root outside keeps it.
+cp /usr/bin/true "$W/suid-out" && chmod 4755 "$W/suid-out"
+mark
+$CTL run --policy twall -- /usr/bin/bash -c "echo >>$W/suid-out"
+check "a tree's write to a set-user-ID file lands" "$?" 0
+check "  ... and the kernel clears its bit" "$(stat -c %a "$W/suid-out")" 755
+expect "write to a set-user-ID file" '.hook == "capability" and .target == "CAP_FSETID"' "forbidden in a tree"
+chmod 4755 "$W/suid-out" && echo >>"$W/suid-out"
+check "outside: root's write keeps the bit" "$(stat -c %a "$W/suid-out")" 4755
+rm -f "$W/suid-out"
 check "the file has neither bit nor capabilities" \
 	"$(( 0$(stat -c %a "$W/su") & 06000 )) $(python3 -c 'import os, sys; print(os.listxattr(sys.argv[1]).count("security.capability"))' "$W/su")" "0 0"
 try_outside chmod "$W/su" 4755
