@@ -309,15 +309,8 @@ static __always_inline bool plants_setid(__u32 mode, __u32 type)
 static __always_inline int forbid_setid(struct member *m, struct dentry *dentry,
 					struct vfsmount *mnt, __u32 op, __u32 mode)
 {
-	const struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = mode,
-				   .flags = SH_EVF_WRITE };
-	struct scratch *s;
-
-	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
-	s = get_scratch(m);
-	if (!s)
-		return no_scratch(m, &w);
-	return released(m, report(m, s, &w, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
+	return forbid_named(m, &(struct refusal){ .hook = SH_HOOK_FILE, .op = op, .op_flags = mode,
+						  .flags = SH_EVF_WRITE }, dentry, mnt);
 }
 
 SEC("lsm/path_mknod")
@@ -440,8 +433,9 @@ int BPF_PROG(sh_path_chown, const struct path *path, __u64 uid, __u64 gid, int r
  * takes the file exclusively (a package manager's lock, a service's pid
  * file) or opens it for writing (a lease's break time, 45 s, on every
  * open), and one on the daemon's lock file keeps a new daemon from
- * starting. A lock is judged as a write to the file: a tree locks what its
- * rules let it change. Unlocking is never refused.
+ * starting. A lock through a descriptor open for reading only is judged
+ * as a write to the file: a tree locks what its rules let it change.
+ * Unlocking is never refused.
  */
 SEC("lsm/file_lock")
 int BPF_PROG(sh_file_lock, struct file *file, unsigned int cmd, int ret)
@@ -450,9 +444,9 @@ int BPF_PROG(sh_file_lock, struct file *file, unsigned int cmd, int ret)
 
 	if (ret || cmd == F_UNLCK)
 		return ret;
-	/* A file with no name left (O_TMPFILE, unlinked): no outsider can
-	 * open it to wait on the lock. */
-	if (!file->f_inode->i_nlink)
+	/* Open for writing: judged as a write when it was opened or received,
+	 * or handed over by the operator (the terminal make -O locks). */
+	if (file->f_mode & FMODE_WRITE)
 		return 0;
 	ENTER(ret, m);
 	return judge_open(&m, file, SH_OP_LOCK, cmd, true, false);

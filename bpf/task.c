@@ -199,18 +199,19 @@ static __always_inline int host_mq_change(struct inode *dir, struct dentry *dent
 	struct scratch *s;
 	long n;
 
-	if (ret || BPF_CORE_READ(dir, i_sb, s_magic) != MQUEUE_MAGIC)
+	/* Every create and unlink on the host comes here: one load decides. */
+	if (ret || dir->i_sb->s_magic != MQUEUE_MAGIC)
 		return ret;
 	ENTER(ret, m);
 	count(SH_CNT_HOOK(SH_HOOK_IPC, SH_CNT_CHECK));
-	if (m.flags && !host_mqueue(BPF_CORE_READ(dir, i_sb)))
+	if (m.flags && !host_mqueue(dir->i_sb))
 		return 0;
 	/* The record names the queue as mq_open does: "/NAME". */
 	s = get_scratch(&m);
 	if (!s)
 		return no_scratch(&m, &(struct refusal){ .hook = SH_HOOK_IPC, .op = op });
 	s->ev.path[0] = '/';
-	n = bpf_probe_read_kernel_str(&s->ev.path[1], 256, BPF_CORE_READ(dentry, d_name.name));
+	n = bpf_probe_read_kernel_str(&s->ev.path[1], 256, dentry->d_name.name);
 	if (n <= 0) {
 		s->ev.path[1] = 0;
 		n = 1;

@@ -154,9 +154,7 @@ static __always_inline bool device_by_default(struct inode *inode, __u32 op, __u
 		return true;
 	if (!devpts_slave(inode))
 		return false;
-	/* One it holds already: handed in, or locked (make -O locks its
-	 * standard output, the operator's terminal). */
-	if (op == SH_OP_RECEIVE || op == SH_OP_LOCK)
+	if (op == SH_OP_RECEIVE)
 		return true;
 	made = bpf_inode_storage_get(&pty_trees, inode, 0, 0);
 	return made && *made == origin;
@@ -180,9 +178,9 @@ static __always_inline bool host_mqueue(struct super_block *sb)
 {
 	struct ipc_namespace *ns;
 
-	if (BPF_CORE_READ(sb, s_magic) != MQUEUE_MAGIC)
+	if (sb->s_magic != MQUEUE_MAGIC)
 		return false;
-	ns = BPF_CORE_READ(sb, s_fs_info);
+	ns = sb->s_fs_info;
 	return !host_ipc_ns || BPF_CORE_READ(ns, ns.inum) == host_ipc_ns;
 }
 
@@ -244,7 +242,7 @@ static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
 		return SH_HOOK_CGROUP;
 	/* The host's POSIX message queues, reached by path (/dev/mqueue):
 	 * no chmod, chown, times or removal of them either. */
-	if (magic == MQUEUE_MAGIC && host_mqueue(dentry->d_sb))
+	if (host_mqueue(dentry->d_sb))
 		return SH_HOOK_IPC;
 	if (knob_sb(magic))
 		return SH_HOOK_FILE;

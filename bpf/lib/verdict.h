@@ -351,16 +351,23 @@ static __always_inline int forbid(struct member *m, __u32 hook, __u32 op, __u32 
 		      SH_WHY_FORBIDDEN, 0);
 }
 
+/* The same for what w says (its op_flags and flags recorded too), the
+ * record naming (dentry, mnt). */
+static __always_inline int forbid_named(struct member *m, const struct refusal *w,
+					struct dentry *dentry, struct vfsmount *mnt)
+{
+	struct scratch *s = get_scratch(m);
+
+	count(SH_CNT_HOOK(w->hook, SH_CNT_CHECK));
+	if (!s)
+		return no_scratch(m, w);
+	return released(m, report(m, s, w, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
+}
+
 static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
 				     struct dentry *dentry, struct vfsmount *mnt)
 {
-	const struct refusal w = { .hook = hook, .op = op };
-	struct scratch *s = get_scratch(m);
-
-	count(SH_CNT_HOOK(hook, SH_CNT_CHECK));
-	if (!s)
-		return no_scratch(m, &w);
-	return released(m, report(m, s, &w, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
+	return forbid_named(m, &(struct refusal){ .hook = hook, .op = op }, dentry, mnt);
 }
 
 #endif

@@ -153,6 +153,16 @@ check "locks: each refusal counted in the kernel" "$(counter deny_file)" $((c0 +
 ev=$(audit_last ".op==\"lock\" and .target==\"$O/file\"")
 check "lock record: hook, access, reason" \
 	"$(field hook "$ev") $(field access "$ev") $(field reason "$ev")" "file write not allowed"
+# A descriptor open for writing was judged when it was opened (or handed
+# over by the operator): its locks are not judged again. An O_TMPFILE file
+# in the work dir, and the terminal the tree was handed as its standard
+# output (make -O locks it), which the rules would not let it open.
+try_in_tree tfile lock-tmpfile "$W" flock
+check "a lock on a nameless O_TMPFILE file: allowed" "$OUT" ok
+PTY_OUT=$(script -qfec "$CTL run --policy tfile -- $TRY lock-fd 1 posix" /dev/null | tr -d '\r' | head -1)
+check "a lock on the pty it was handed as standard output: allowed" "$PTY_OUT" ok
+PTY_OUT=$(script -qfec "$CTL run --policy tfile -- $TRY open /proc/self/fd/1 w" /dev/null | tr -d '\r' | head -1)
+check "  ... a pty it could not open for writing by name" "$PTY_OUT" "err EPERM"
 try_in_tree tfile lock "$SOCK.lock" flock
 check "flock on the daemon's lock file: refused" "$OUT" "err EPERM"
 check "  ... recorded as the daemon's" \

@@ -29,6 +29,8 @@
  *                                 MODE in octal
  *   try lock PATH flock|posix|ofd|lease   open PATH read-only, then a
  *                                 shared lock or a read lease on it
+ *   try lock-fd FD flock|posix    the same on a descriptor it was handed
+ *   try lock-tmpfile DIR flock    an O_TMPFILE file in DIR (no name), locked
  *   try fdwrite FD                write(FD, "x\n"): a descriptor the
  *                                 process was handed
  *   try gate FILE OP ARG...       print "ready", wait until FILE exists
@@ -77,11 +79,10 @@ static int report(int r)
 	return 0;
 }
 
-/* A shared lock (or a read lease) on PATH, opened read-only. */
-static int lock_file(const char *path, const char *how)
+/* A shared lock (or a read lease) on fd. */
+static int lock_fd(int fd, const char *how)
 {
 	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
-	int fd = open(path, O_RDONLY);
 
 	if (fd < 0)
 		return -1;
@@ -95,6 +96,11 @@ static int lock_file(const char *path, const char *how)
 		return fcntl(fd, F_SETLEASE, F_RDLCK);
 	errno = EINVAL;
 	return -1;
+}
+
+static int lock_file(const char *path, const char *how)
+{
+	return lock_fd(open(path, O_RDONLY), how);
 }
 
 static int unix_connect(const char *name, size_t len, int type)
@@ -258,6 +264,10 @@ int main(int argc, char **argv)
 		return report(open(argv[2], O_CREAT | O_WRONLY, (mode_t)strtol(argv[3], NULL, 8)));
 	if (!strcmp(op, "lock") && argc == 4)
 		return report(lock_file(argv[2], argv[3]));
+	if (!strcmp(op, "lock-fd") && argc == 4)
+		return report(lock_fd(atoi(argv[2]), argv[3]));
+	if (!strcmp(op, "lock-tmpfile") && argc == 4)
+		return report(lock_fd(open(argv[2], O_TMPFILE | O_RDWR, 0600), argv[3]));
 	if (!strcmp(op, "fdwrite") && argc == 3)
 		return report(write(atoi(argv[2]), "x\n", 2) == 2 ? 0 : -1);
 	if (!strcmp(op, "kill") && argc == 4)
