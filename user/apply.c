@@ -459,6 +459,12 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		goto out;
 	}
 	err = fill_slot(e, ns, set, errs);
+	/* The programs are attached before the first tag is written. */
+	if (!err && nnt && sh_enforcer_wake(e)) {
+		sh_errors_add(errs, "cannot attach the programs (see the daemon's log): "
+			      "no cgroup tagged");
+		err = -EIO;
+	}
 	if (!err)
 		err = tag_slot(e, ns, set, nt, nnt, &ntag_new, errs);
 	if (err) {
@@ -518,6 +524,15 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	}
 	v.policy[e->slot] = idx;
 	v.run_id = run_id;
+	/* The programs are attached before the tag is written. */
+	err = sh_enforcer_wake(e);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot tag %s: the programs cannot be attached: %s",
+			 cgroup, strerror(-err));
+		free(t->path);
+		free(t->policy);
+		return err;
+	}
 	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -86,11 +87,9 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 {
 	int err = sharness_bpf__load(e->skel);
 
-	if (!err)
-		err = sharness_bpf__attach(e->skel);
 	if (err)
 		return err;
-	err = sh_pin_all(e->skel->skeleton, e->pin_dir, gen);
+	err = sh_pin_maps(e->skel->skeleton, e->pin_dir, gen);
 	if (err) {
 		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
 		       e->pin_dir, strerror(-err));
@@ -98,10 +97,74 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 		return err;
 	}
 	e->gen = gen;
+	err = sh_enforcer_wake(e);
+	if (err) {
+		sh_pin_remove_gen(e->pin_dir, gen);
+		return err;
+	}
 	/* Ours are attached and pinned: older generations can go (what
 	 * their programs let through unrun is reported, sh_enforcer_unjudged). */
 	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, seen);
 	return 0;
+}
+
+int sh_enforcer_wake(struct sh_enforcer *e)
+{
+	uint64_t t0 = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
+	int err;
+
+	e->idle_since_ms = 0;
+	if (e->attached)
+		return 0;
+	err = sharness_bpf__attach(e->skel);
+	if (!err)
+		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
+	if (err) {
+		sh_log("cannot attach the programs: %s", strerror(-err));
+		sh_pin_drop_links(e->skel->skeleton);
+		return err;
+	}
+	e->attached = true;
+	e->attach_ms = (unsigned)((sh_now_ns(CLOCK_MONOTONIC) / 1000000) - t0);
+	return 0;
+}
+
+/* Detached only with nothing tagged: no tree, and so no member anywhere
+ * (a task is held only while its tree's cgroup is tagged). */
+static void rest(struct sh_enforcer *e)
+{
+	if (!e->attached || e->ntags || e->skel->bss->ntagged)
+		return;
+	sh_pin_drop_links(e->skel->skeleton);
+	e->attached = false;
+}
+
+void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping)
+{
+	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
+
+	if (e->ntags || e->skel->bss->ntagged) {
+		e->idle_since_ms = 0;
+		return;
+	}
+	if (!e->idle_since_ms)
+		e->idle_since_ms = now;
+	if (e->detach_idle < 0)
+		return;
+	if (stopping || now - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
+		rest(e);
+}
+
+bool sh_enforcer_attached(struct sh_enforcer *e, unsigned *attach_ms)
+{
+	if (attach_ms)
+		*attach_ms = e->attach_ms;
+	return e->attached;
+}
+
+void sh_enforcer_set_detach_idle(struct sh_enforcer *e, int seconds)
+{
+	e->detach_idle = seconds;
 }
 
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
@@ -143,6 +206,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
+	e->detach_idle = 10;
 	if (e->adopted) {
 		e->slot = e->skel->bss->active_slot & 1;
 		restore_state(e);

@@ -26,7 +26,15 @@ struct sh_enforcer {
 	size_t ntags;
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
+	bool attached;                          /* links made (and pinned) */
+	int detach_idle;                        /* seconds with nothing tagged; <0: never */
+	uint64_t idle_since_ms;                 /* nothing tagged since (0: something is) */
+	unsigned attach_ms;                     /* the last attach took */
 };
+
+/* Before a tag is written: every program attached, its link pinned with
+ * the generation (0 or -errno; on failure nothing is attached). */
+int sh_enforcer_wake(struct sh_enforcer *e);
 
 /* Runtime tags (tag, run) to the state file, so a restart keeps them. */
 void sh_enforcer_save_state(struct sh_enforcer *e);

@@ -269,6 +269,12 @@ void sh_json_uint_field(struct sh_buf *b, const char *key, unsigned long long v)
 	sh_buf_printf(b, "%llu", v);
 }
 
+void sh_json_bool_field(struct sh_buf *b, const char *key, bool v)
+{
+	put_key(b, key, "");
+	sh_buf_printf(b, "%s", v ? "true" : "false");
+}
+
 void sh_json_begin(struct sh_buf *b)
 {
 	sh_buf_putc(b, '{');

@@ -53,6 +53,7 @@ bool sh_utf8_valid(const uint8_t *s, size_t n);
 void sh_json_str_field(struct sh_buf *b, const char *key, const uint8_t *s, size_t n);
 void sh_json_int_field(struct sh_buf *b, const char *key, long long v);
 void sh_json_uint_field(struct sh_buf *b, const char *key, unsigned long long v);
+void sh_json_bool_field(struct sh_buf *b, const char *key, bool v);
 
 /* sh_json_begin writes '{'; fields add ',' when needed; sh_json_end writes "}\n". */
 void sh_json_begin(struct sh_buf *b);

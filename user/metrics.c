@@ -207,8 +207,12 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	help(b, "sharness_log_write_errors_total", "counter", "Audit log writes that failed.");
 	line(b, "sharness_log_write_errors_total %" PRIu64 "\n", (uint64_t)d->audit.write_errors);
 	unjudged(d, b);
-	help(b, "sharness_programs_attached", "gauge", "BPF programs attached and pinned.");
+	help(b, "sharness_programs_attached", "gauge",
+	     "BPF programs attached and pinned (0 while resting: nothing tagged).");
 	line(b, "sharness_programs_attached %u\n", links);
+	help(b, "sharness_resting", "gauge",
+	     "1 while nothing is tagged and the programs are detached (--detach-idle).");
+	line(b, "sharness_resting %d\n", !sh_enforcer_attached(d->enf, NULL));
 	help(b, "sharness_policies", "gauge", "Policies in force.");
 	line(b, "sharness_policies %zu\n", sh_enforcer_policies(d->enf)->n);
 	help(b, "sharness_tagged_trees", "gauge", "Tagged cgroups (policy cgroup lines, tags and runs).");

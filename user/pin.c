@@ -329,10 +329,9 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 	return err;
 }
 
-int sh_pin_all(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen)
+int sh_pin_maps(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct bpf_program *p;
 	struct bpf_map *m;
 	int err;
 
@@ -348,21 +347,43 @@ int sh_pin_all(const struct bpf_object_skeleton *s, const char *pin_dir, unsigne
 		if (err)
 			return err;
 	}
-	bpf_object__for_each_program(p, *s->obj) {
-		struct bpf_link *l = NULL;
+	return 0;
+}
 
-		/* The skeleton keeps one link per program, in order. */
-		for (int i = 0; i < s->prog_cnt; i++)
-			if (*s->progs[i].prog == p)
-				l = *s->progs[i].link;
+int sh_pin_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen)
+{
+	char path[PATH_MAX + 256];
+
+	/* The skeleton keeps one link per program, in order. */
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *l = *s->progs[i].link;
+		char dir[PATH_MAX];
+		int err;
+
 		if (!l)
 			continue;
-		pin_name(path, sizeof(path), dir, "link", bpf_program__name(p));
+		snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+		pin_name(path, sizeof(path), dir, "link", bpf_program__name(*s->progs[i].prog));
 		err = bpf_link__pin(l, path);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+void sh_pin_drop_links(const struct bpf_object_skeleton *s)
+{
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link **l = s->progs[i].link;
+
+		if (!*l)
+			continue;
+		/* The pin holds the link: unpinned first, the last fd then
+		 * detaches it. */
+		bpf_link__unpin(*l);
+		bpf_link__destroy(*l);
+		*l = NULL;
+	}
 }
 
 int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags)

@@ -34,8 +34,13 @@ uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep,
 /* Before the load: reuse every pinned map of generation gen whose layout
  * matches this build, or none of them; 0 or -errno. */
 int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen);
-/* After the attach: pins every state map and every link as generation gen. */
-int sh_pin_all(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen);
+/* After the load: pins every state map as generation gen. */
+int sh_pin_maps(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen);
+/* After an attach: pins every link the skeleton holds as generation gen. */
+int sh_pin_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen);
+/* Unpins and destroys every link the skeleton holds: the programs detach
+ * (and stay loaded). */
+void sh_pin_drop_links(const struct bpf_object_skeleton *s);
 
 /* Without a daemon: the newest generation (0: none), its links and tags. */
 int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags);

@@ -179,8 +179,14 @@ static void status_json_more(struct sh_daemon *d, struct sh_buf *b)
 	unsigned links = 0, pinned = 0;
 	size_t ntags;
 
+	unsigned attach_ms = 0;
+	bool attached = sh_enforcer_attached(d->enf, &attach_ms);
+
 	sh_pin_state(d->pin_dir, &links, &pinned);
 	sh_json_uint_field(b, "programs_attached", links);
+	/* Detached while nothing is tagged (--detach-idle). */
+	sh_json_bool_field(b, "resting", !attached);
+	sh_json_uint_field(b, "last_attach_ms", attach_ms);
 	json_str(b, "socket", d->socket_path);
 	json_str(b, "pin_dir", d->pin_dir);
 	json_str(b, "audit_log", d->audit_path);
@@ -280,8 +286,13 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	int64_t unjudged;
 
 	sh_pin_state(d->pin_dir, &links, &pinned);
-	sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached: %u\n",
-		     sh_version, getpid(), links);
+	if (sh_enforcer_attached(d->enf, NULL))
+		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached: %u\n",
+			     sh_version, getpid(), links);
+	else
+		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, resting: nothing tagged, "
+			     "programs loaded and detached until the next tag\n",
+			     sh_version, getpid());
 	sh_ctl_reply(fd, 'O', "policy dir: %s  audit log: %s\n", d->policy_dir, d->audit_path);
 	sh_ctl_reply(fd, 'O', "socket: %s  pin dir: %s\n", d->socket_path, d->pin_dir);
 	sh_ctl_reply(fd, 'O', "journal: %s (sent %llu, failed %llu)\n",

@@ -157,7 +157,7 @@ static int status_without_daemon(bool json, int err)
 	if (json)
 		printf("{\"state\":\"not-enforcing\"}\n");
 	else
-		printf("NOT enforcing: no sharnessd at %s (%s) and nothing pinned under %s\n",
+		printf("NOT enforcing: no sharnessd at %s (%s) and no programs attached under %s\n",
 		       ctl_sock_path, strerror(-err), pin_dir);
 	return SH_EXIT_NOENFORCE;
 }

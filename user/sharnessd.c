@@ -43,6 +43,7 @@
 /* What the process sets up around the daemon and takes down at the end. */
 struct proc {
 	bool foreground, unload, force;
+	int detach_idle;                /* --detach-idle: seconds, <0 never */
 	int journal;                    /* --journal 1, --no-journal 0, else -1 */
 	char state_path[PATH_MAX], lock_path[PATH_MAX];
 	int lock_fd, lfd, sfd, efd;
@@ -61,6 +62,9 @@ static void usage(FILE *f)
 		"                 [--journal|--no-journal]  violations also to journald, with\n"
 		"                 SHARNESS_* fields; default: on when systemd started sharnessd\n"
 		"                 (INVOCATION_ID or JOURNAL_STREAM set), else off\n"
+		"                 [--detach-idle SECONDS|never]  detach the programs after\n"
+		"                 SECONDS with no cgroup tagged (default 10); they are attached\n"
+		"                 again before the next tag\n"
 		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
 		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
@@ -193,6 +197,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		{ "force", no_argument, 0, 'F' },
 		{ "journal", no_argument, 0, 'J' },
 		{ "no-journal", no_argument, 0, 'N' },
+		{ "detach-idle", required_argument, 0, 'I' },
 		{ 0 }
 	};
 	int c;
@@ -213,6 +218,13 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		case 'M': d->metrics.file = optarg; break;
 		case 'J': p->journal = 1; break;
 		case 'N': p->journal = 0; break;
+		case 'I':
+			if (sh_parse_seconds_or_never(optarg, 86400, &p->detach_idle)) {
+				fprintf(stderr, "sharnessd: --detach-idle takes seconds (0 to 86400) "
+					"or 'never', not '%s'\n", optarg);
+				return SH_EXIT_FAIL;
+			}
+			break;
 		default: usage(stderr); return SH_EXIT_FAIL;
 		}
 	}
@@ -338,6 +350,7 @@ static int start_enforcing(struct sh_daemon *d, struct proc *p)
 		return cannot_enforce(&p->probe);
 	}
 	sh_enforcer_set_daemon(d->enf, getpid());
+	sh_enforcer_set_detach_idle(d->enf, p->detach_idle);
 	err = set_host(d);
 	if (err)
 		return err;
@@ -515,6 +528,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 		sh_rl_flush_old(&d->rl);
 		sh_metrics_write(d, false);
 		sh_learning_watch(d);
+		sh_enforcer_idle_tick(d->enf, false);
 	}
 }
 
@@ -535,8 +549,12 @@ static void stop(struct sh_daemon *d)
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	sh_enforcer_set_daemon(d->enf, 0);
+	/* Nothing tagged: nothing left attached for no daemon. */
+	sh_enforcer_idle_tick(d->enf, true);
 	if (d->unloading)
 		sh_log("stopping: programs detached");
+	else if (!sh_enforcer_attached(d->enf, NULL))
+		sh_log("stopping: nothing tagged, nothing attached");
 	else
 		sh_log("stopping: programs stay attached and pinned under %s; "
 		       "`sharnessd --unload --pin-dir %s` detaches them", d->pin_dir, d->pin_dir);
@@ -587,7 +605,7 @@ int main(int argc, char **argv)
 		.journal = { .fd = -1 },
 	};
 	struct proc p = { .lock_fd = -1, .lfd = -1, .sfd = -1, .efd = -1, .notify_fd = -1,
-			  .journal = -1 };
+			  .journal = -1, .detach_idle = 10 };
 	int ret;
 
 	sh_prog = "sharnessd";

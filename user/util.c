@@ -375,3 +375,24 @@ int sh_kernel_ino(const char *path, uint64_t *ino, uint32_t *kdev)
 {
 	return sh_kernel_ino_at(AT_FDCWD, path, 0, ino, kdev, NULL);
 }
+
+int sh_parse_seconds_or_never(const char *s, long max, int *out)
+{
+	long v = 0;
+
+	if (strcmp(s, "never") == 0) {
+		*out = -1;
+		return 0;
+	}
+	if (!*s || strlen(s) > 9)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		v = v * 10 + (*p - '0');
+	}
+	if (v > max)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}

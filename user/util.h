@@ -77,5 +77,8 @@ uint64_t sh_now_ns(int clock);
  * Returns 0, or -EINVAL for anything else.
  */
 int sh_parse_when(const char *s, uint64_t now, uint64_t *out);
+/* Whole seconds from 0 to max, digits only, or "never" (-1): 0 and *out, or
+ * -EINVAL (*out untouched). */
+int sh_parse_seconds_or_never(const char *s, long max, int *out);
 
 #endif

@@ -2,7 +2,8 @@
 /*
  * Unit tests for the times `sharnessctl log --since/--until` take
  * (sh_parse_when, user/util.c): dates, words and times ago or ahead as a
- * user types them, against a fixed now; anything else refused.
+ * user types them, against a fixed now; anything else refused. And the
+ * seconds sharnessd --detach-idle takes (sh_parse_seconds_or_never).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -96,6 +97,26 @@ static void test_refused(void **state)
 	refused("\xff");
 }
 
+static void test_seconds(void **state)
+{
+	int v = 7;
+
+	(void)state;
+	assert_int_equal(sh_parse_seconds_or_never("0", 86400, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(sh_parse_seconds_or_never("86400", 86400, &v), 0);
+	assert_int_equal(v, 86400);
+	assert_int_equal(sh_parse_seconds_or_never("never", 86400, &v), 0);
+	assert_int_equal(v, -1);
+	v = 7;
+	const char *bad[] = { "", "86401", "-1", "+5", " 5", "5 ", "5s", "1e3", "never ",
+			      "Never", "99999999999999999999", "0x10" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(sh_parse_seconds_or_never(bad[i], 86400, &v), -EINVAL);
+		assert_int_equal(v, 7);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -103,6 +124,7 @@ int main(void)
 		cmocka_unit_test(test_words),
 		cmocka_unit_test(test_ago),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

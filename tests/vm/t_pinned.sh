@@ -81,10 +81,55 @@ rmdir /sys/fs/cgroup/t_pinned
 start_daemon || { fail "daemon starts for the missing-map check"; exit 1; }
 stop_daemon KILL
 rm "$PIN"/gen-*/map_tags
-start_daemon || { fail "daemon starts after a pinned map went missing"; exit 1; }
+start_daemon --detach-idle 0 || { fail "daemon starts after a pinned map went missing"; exit 1; }
 check "a missing tags map: not adopted" \
 	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 0
 check_match "a missing tags map: the daemon says why" "$(cat "$SH_TMP/daemon.err")" \
 	"cannot reuse the pinned maps"
+
+# Resting: with nothing tagged (here at once, --detach-idle 0) the programs
+# are detached, still loaded, and attached again before the next tag is
+# written; the host's hooks run nothing meanwhile.
+tracing_links() { bpftool -j link show | jq '[.[] | select(.type=="tracing")] | length'; }
+opens() { bpftool -j prog show | jq '[.[] | select(.name=="sh_file_open") | .run_cnt // 0] | add // 0'; }
+resting() { [ "$($CTL status --json | jq .resting)" = true ]; }
+awake() { [ "$($CTL status --json | jq .resting)" = false ]; }
+sysctl -qw kernel.bpf_stats_enabled=1
+wait_until resting
+check "nothing tagged: resting" "$?" 0
+check "resting: no link pinned" "$(ls "$PIN"/gen-*/ | grep -c '^link_')" 0
+check "resting: no program attached in the kernel" "$(tracing_links)" 0
+check "resting: the programs stay loaded" "$(bpftool -j prog show | jq '[.[] | select(.name=="sh_file_open")] | length')" 1
+check_match "resting: status says so" "$($CTL status | head -n 1)" "resting: nothing tagged"
+r0=$(opens)
+cat /etc/hostname /etc/hostname >/dev/null
+check "resting: the host's opens run no program" "$(($(opens) - r0))" 0
+$CTL run --policy tpin -- /usr/bin/bash -c "$TRY exec /usr/bin/nproc; cat /etc/hostname >/dev/null" \
+	>"$F/rest.out" 2>&1
+check "resting: the first exec of a new run is refused" "$(head -n 1 "$F/rest.out")" "err EPERM"
+check "resting: its refusal is logged" "$(audit_wait '.hook=="exec" and .target=="/usr/bin/nproc"' 1)" 1
+check_match "resting: the run's opens ran the program" "$(($(opens) - r0))" '^[1-9][0-9]*$'
+echo "rest figures: attach_ms=$($CTL status --json | jq .last_attach_ms)"
+wait_until resting
+check "the run over: resting again" "$(tracing_links)" 0
+mkdir -p /sys/fs/cgroup/t_rest
+$CTL tag /sys/fs/cgroup/t_rest tpin
+check "tag on a resting daemon: attached at once" "$(awake; echo $?) $(ls "$PIN"/gen-*/ | grep -c '^link_')" \
+	"0 $(tracing_links)"
+check_match "tag: programs in the kernel" "$(tracing_links)" '^[1-9][0-9]*$'
+check "a process moved into the tagged cgroup is held" "$(/usr/bin/bash -c \
+	"echo \$\$ >/sys/fs/cgroup/t_rest/cgroup.procs && exec $TRY exec /usr/bin/nproc")" "err EPERM"
+$CTL untag /sys/fs/cgroup/t_rest
+wait_until resting
+check "untagged: resting again" "$(tracing_links)" 0
+rmdir /sys/fs/cgroup/t_rest
+sysctl -qw kernel.bpf_stats_enabled=0
+stop_daemon TERM
+out=$($CTL status)
+check "a daemon stopped while resting leaves nothing attached: status exit 3" "$?" 3
+check_match "... and says so" "$out" "NOT enforcing"
+"$SH_BUILD/sharnessd" --detach-idle soon --pin-dir "$PIN" --socket "$SOCK" 2>"$F/d.err"
+check "--detach-idle soon: exit 1" "$?" 1
+check_match "--detach-idle soon: says what it takes" "$(cat "$F/d.err")" "seconds .0 to 86400. or 'never'"
 check_log_valid
 exit 0
