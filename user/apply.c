@@ -476,6 +476,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		goto out;
 	}
 	switch_slot(e, ns, set, nt, nnt, ntag_new);
+	sh_enforcer_retire_old(e);
 	return 0;
 
 out:
@@ -533,6 +534,9 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 		free(t->policy);
 		return err;
 	}
+	/* A verdict "outside" remembered under the generation in force is
+	 * forgotten before the tag counts (and again after). */
+	bump_gen(e);
 	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));

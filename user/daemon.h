@@ -60,6 +60,7 @@ struct sh_daemon {
 	bool unjudged_err;              /* a count could not be read (said once) */
 	int log_wfd;                    /* inotify on the log's directory, or -1 */
 	bool log_watch_said;            /* that it could not be set, logged */
+	bool attached_said;             /* attached, as the last record said */
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any
@@ -77,6 +78,10 @@ void sh_rec_dropped(struct sh_daemon *d);
 /* Calls a program was skipped for (sh_enforcer_unjudged) go to the log
  * and stderr; looked at once a second unless now. */
 void sh_rec_unjudged(struct sh_daemon *d, bool now);
+/* With nothing tagged the programs detach, and attach before the next
+ * tag: each change goes to the log as a "programs-detached" or
+ * "programs-attached" record (once, when the loop sees it). */
+void sh_rec_attached(struct sh_daemon *d);
 /* The sum of those counts (status, metrics); -errno if unreadable. */
 int64_t sh_rec_unjudged_total(struct sh_daemon *d);
 /* Writes d->buf as one audit record, then empties it. */

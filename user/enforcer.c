@@ -54,9 +54,12 @@ void sh_enforcer_save_state(struct sh_enforcer *e)
 			 &e->unjudged);
 }
 
+/* Adopted maps: the tags still in the map. Fresh maps: every runtime tag
+ * whose cgroup is still there, which the first apply writes into them. */
 static void restore_state(struct sh_enforcer *e)
 {
-	sh_pin_restore_tags(e->state_path, bpf_map__fd(e->skel->maps.tags), &e->tags, &e->ntags);
+	sh_pin_restore_tags(e->state_path, e->adopted ? bpf_map__fd(e->skel->maps.tags) : -1,
+			    &e->tags, &e->ntags);
 }
 
 /*
@@ -103,9 +106,23 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 		return err;
 	}
 	/* Ours are attached and pinned: older generations can go (what
-	 * their programs let through unrun is reported, sh_enforcer_unjudged). */
-	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, seen);
+	 * their programs let through unrun is reported, sh_enforcer_unjudged),
+	 * but with fresh maps only once the first apply has written the
+	 * restored tags into them: until then the old programs, on their own
+	 * maps, are what holds the trees. */
+	e->old_seen = *seen;
+	e->old_gens_pending = true;
+	if (e->adopted)
+		sh_enforcer_retire_old(e);
 	return 0;
+}
+
+void sh_enforcer_retire_old(struct sh_enforcer *e)
+{
+	if (!e->old_gens_pending)
+		return;
+	e->old_gens_pending = false;
+	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, &e->old_seen);
 }
 
 int sh_enforcer_wake(struct sh_enforcer *e)

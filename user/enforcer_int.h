@@ -30,7 +30,12 @@ struct sh_enforcer {
 	int detach_idle;                        /* seconds with nothing tagged; <0: never */
 	uint64_t idle_since_ms;                 /* nothing tagged since (0: something is) */
 	unsigned attach_ms;                     /* the last attach took */
+	bool old_gens_pending;                  /* older generations still pinned */
+	struct sh_unjudged_seen old_seen;       /* what their daemon reported */
 };
+
+/* Removes the older generations (once the first apply has tagged). */
+void sh_enforcer_retire_old(struct sh_enforcer *e);
 
 /* Before a tag is written: every program attached, its link pinned with
  * the generation (0 or -errno; on failure nothing is attached). */

@@ -498,6 +498,15 @@ void sh_pin_restore_names(const char *state_path, char *names[SH_SLOTS][SH_MAX_P
 	fclose(f);
 }
 
+/* Is the cgroup at path still the one of id cgid (not removed, not made
+ * again under the same name)? */
+static bool cgroup_is(const char *path, uint64_t cgid)
+{
+	uint64_t id;
+
+	return sh_cgroup_id(path, &id) == 0 && id == cgid;
+}
+
 void sh_pin_restore_tags(const char *state_path, int tags_fd,
 			 struct sh_tag_entry **tags, size_t *ntags)
 {
@@ -522,7 +531,9 @@ void sh_pin_restore_tags(const char *state_path, int tags_fd,
 		strtok_r(NULL, "\t", &save);
 		policy = strtok_r(NULL, "\t", &save);
 		path = strtok_r(NULL, "", &save);
-		if (!policy || !path || bpf_map_lookup_elem(tags_fd, &cgid, &v))
+		if (!policy || !path)
+			continue;
+		if (tags_fd >= 0 ? bpf_map_lookup_elem(tags_fd, &cgid, &v) != 0 : !cgroup_is(path, cgid))
 			continue;
 		t = realloc(*tags, (*ntags + 1) * sizeof(*t));
 		if (!t)

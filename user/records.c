@@ -135,6 +135,23 @@ void sh_rec_dropped(struct sh_daemon *d)
 	}
 }
 
+void sh_rec_attached(struct sh_daemon *d)
+{
+	unsigned ms = 0;
+	bool a = sh_enforcer_attached(d->enf, &ms);
+
+	if (a == d->attached_said)
+		return;
+	d->attached_said = a;
+	sh_audit_begin_meta(&d->buf, a ? "programs-attached" : "programs-detached");
+	if (a)
+		sh_json_uint_field(&d->buf, "attach_ms", ms);
+	else
+		sh_rec_str(d, "why", "nothing tagged");
+	sh_json_end(&d->buf);
+	sh_rec_emit(d);
+}
+
 void sh_rec_unjudged(struct sh_daemon *d, bool now)
 {
 	struct sh_prog_count c[SH_MAX_PROGS];

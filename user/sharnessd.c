@@ -350,6 +350,7 @@ static int start_enforcing(struct sh_daemon *d, struct proc *p)
 		return cannot_enforce(&p->probe);
 	}
 	sh_enforcer_set_daemon(d->enf, getpid());
+	d->attached_said = true;        /* the daemon-start record says so */
 	sh_enforcer_set_detach_idle(d->enf, p->detach_idle);
 	err = set_host(d);
 	if (err)
@@ -529,6 +530,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 		sh_metrics_write(d, false);
 		sh_learning_watch(d);
 		sh_enforcer_idle_tick(d->enf, false);
+		sh_rec_attached(d);
 	}
 }
 
@@ -543,14 +545,16 @@ static void stop(struct sh_daemon *d)
 	sh_rec_unjudged(d, true);
 	sh_rl_flush_all(&d->rl);
 	sh_metrics_write(d, true);
+	/* Nothing tagged: nothing left attached for no daemon. */
+	sh_enforcer_idle_tick(d->enf, true);
+	sh_rec_attached(d);
 	sh_audit_begin_meta(&d->buf, "daemon-stop");
 	sh_json_uint_field(&d->buf, "pid", getpid());
-	sh_rec_str(d, "enforcement", d->unloading ? "unloaded" : "continues");
+	sh_rec_str(d, "enforcement", d->unloading ? "unloaded" :
+		   sh_enforcer_attached(d->enf, NULL) ? "continues" : "nothing-tagged");
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	sh_enforcer_set_daemon(d->enf, 0);
-	/* Nothing tagged: nothing left attached for no daemon. */
-	sh_enforcer_idle_tick(d->enf, true);
 	if (d->unloading)
 		sh_log("stopping: programs detached");
 	else if (!sh_enforcer_attached(d->enf, NULL))

@@ -24,10 +24,11 @@ $CTL unload --force >/dev/null
 check "unload --force: exit 0" "$?" 0
 check "unload returned after the daemon exited" "$(gone "$pid" && echo gone)" gone
 DAEMON_PID=
-start_daemon
+start_daemon --detach-idle never
 check "a new sharnessd starts right after unload" "$?" 0
 
-# (2) The SIGTERM hint names what works without a daemon.
+# (2) The SIGTERM hint names what works without a daemon (attached:
+# --detach-idle never; t_pinned stops one that rests).
 stop_daemon TERM
 check_match "SIGTERM: the hint names sharnessd --unload" "$(cat "$SH_TMP/daemon.err")" \
 	"sharnessd --unload --pin-dir $PIN. detaches them"

@@ -78,14 +78,31 @@ rmdir /sys/fs/cgroup/t_pinned
 
 # A state map missing from the pinned generation is not started empty:
 # adoption starts over (t_handover shows a new apply-filled map adopted).
+# A run going on keeps its tag through fresh maps (from SOCKET.tags), and
+# the old generation holds it until the new one has written it.
 start_daemon || { fail "daemon starts for the missing-map check"; exit 1; }
+$CTL run --policy tpin -- /usr/bin/bash -c \
+	"while read -r x < $F/cmd; do [ \"\$x\" = quit ] && exit 0; $TRY exec \$x -u >$F/ack 2>&1; done" \
+	2>"$F/run2.err" &
+runpid=$!
+check "fresh maps, before: the run is refused" "$(ask /usr/bin/id)" "err EPERM"
 stop_daemon KILL
 rm "$PIN"/gen-*/map_tags
+check "fresh maps, no daemon: the run is refused" "$(ask /usr/bin/id)" "err EPERM"
 start_daemon --detach-idle 0 || { fail "daemon starts after a pinned map went missing"; exit 1; }
 check "a missing tags map: not adopted" \
 	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 0
 check_match "a missing tags map: the daemon says why" "$(cat "$SH_TMP/daemon.err")" \
 	"cannot reuse the pinned maps"
+check "fresh maps: the run is still tagged" "$($CTL status | grep -c '(run)')" 1
+check "fresh maps: the run is still refused" "$(ask /usr/bin/id)" "err EPERM"
+check "fresh maps: allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
+check "fresh maps: one generation left" "$(ls -d "$PIN"/gen-* | wc -l)" 1
+check "fresh maps: a tagged run keeps the programs attached" \
+	"$($CTL status --json | jq .resting)" false
+echo quit >"$F/cmd"
+wait $runpid
+check "fresh maps: the run ended normally" "$?" 0
 
 # Resting: with nothing tagged (here at once, --detach-idle 0) the programs
 # are detached, still loaded, and attached again before the next tag is
@@ -112,6 +129,9 @@ check_match "resting: the run's opens ran the program" "$(($(opens) - r0))" '^[1
 echo "rest figures: attach_ms=$($CTL status --json | jq .last_attach_ms)"
 wait_until resting
 check "the run over: resting again" "$(tracing_links)" 0
+check "rests and wakes are logged" \
+	"$(jq -r 'select(.event|startswith("programs-")) | .event' "$AUDIT" | uniq | tail -n 3 | tr '\n' ' ')" \
+	"programs-detached programs-attached programs-detached "
 mkdir -p /sys/fs/cgroup/t_rest
 $CTL tag /sys/fs/cgroup/t_rest tpin
 check "tag on a resting daemon: attached at once" "$(awake; echo $?) $(ls "$PIN"/gen-*/ | grep -c '^link_')" \
@@ -127,6 +147,9 @@ sysctl -qw kernel.bpf_stats_enabled=0
 stop_daemon TERM
 out=$($CTL status)
 check "a daemon stopped while resting leaves nothing attached: status exit 3" "$?" 3
+check_match "... its last words say so" "$(tail -n 1 "$SH_TMP/daemon.err")" "nothing tagged, nothing attached"
+check "... and its daemon-stop record" \
+	"$(jq -r 'select(.event=="daemon-stop") | .enforcement' "$AUDIT" | tail -n 1)" nothing-tagged
 check_match "... and says so" "$out" "NOT enforcing"
 "$SH_BUILD/sharnessd" --detach-idle soon --pin-dir "$PIN" --socket "$SOCK" 2>"$F/d.err"
 check "--detach-idle soon: exit 1" "$?" 1
