@@ -137,12 +137,14 @@ static void print_verifier_stats(struct sharness_bpf *skel)
 	if (!getenv("SHARNESS_VERIFIER_STATS"))
 		return;
 	bpf_object__for_each_program(p, skel->obj) {
-		const char *log = bpf_program__log_buf(p, &n), *s;
+		const char *log = bpf_program__log_buf(p, &n), *s, *t;
 
 		s = log ? strstr(log, "processed ") : NULL;
+		t = log ? strstr(log, "verification time ") : NULL;
 		if (s && bpf_program__autoload(p))
-			printf("verifier: %s %.*s\n", bpf_program__name(p),
-			       (int)strcspn(s, "\n"), s);
+			printf("verifier: %s %.*s%s%.*s\n", bpf_program__name(p),
+			       (int)strcspn(s, "\n"), s, t ? "; " : "",
+			       t ? (int)strcspn(t, "\n") : 0, t ? t : "");
 		bpf_program__set_log_buf(p, NULL, 0);
 		free((void *)log);
 	}
