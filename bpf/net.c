@@ -364,6 +364,7 @@ int BPF_PROG(sh_socket_bind, struct socket *sock, struct sockaddr *address, int 
 	struct member m = {};
 
 	ENTER(ret, m);
+	mark_unix_binder(&m, sock);
 	return judge_net(&m, sock, address, addrlen, SH_NET_BIND, SH_OP_BIND);
 }
 
@@ -380,6 +381,7 @@ int BPF_PROG(sh_socket_listen, struct socket *sock, int backlog, int ret)
 	__u16 family;
 
 	ENTER(ret, m);
+	mark_unix_binder(&m, sock);
 	if (!sk)
 		return judge_net(&m, sock, 0, 0, SH_NET_BIND, SH_OP_LISTEN);
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);

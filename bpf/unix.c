@@ -3,7 +3,8 @@
  * Unix sockets: stream connects and datagram sends, judged on the peer's
  * socket file (its path in the binder's mount namespace) against the
  * policy's `[connect]` rules; abstract names by `abstract = deny`;
- * sharnessd's control socket refused to every tree.
+ * under `scope = tree` only sockets the tree itself bound and what an
+ * allow rule names; sharnessd's control socket refused to every tree.
  *
  * Part of the one compilation unit sharness.bpf.c.
  */
@@ -12,6 +13,32 @@
 #include "lib/memo.h"
 
 /* ---- unix sockets: judged on the peer socket the kernel found ---------- */
+
+/*
+ * Which tree bound a unix socket (its origin cgroup): set when a tree's
+ * task binds it, or listens on it unbound (the kernel then binds an
+ * abstract name). A socket without one is an outsider's, or a tree's
+ * from before this map (both: not the tree's own).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} unix_binders SEC(".maps");
+
+/* At bind and listen: a tree's unix socket is marked as its tree's. */
+static __always_inline void mark_unix_binder(struct member *m, struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	__u64 *o;
+
+	if (!sk || sk->__sk_common.skc_family != AF_UNIX)
+		return;
+	o = bpf_sk_storage_get(&unix_binders, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (o)
+		*o = m->origin;
+}
 
 static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
 {
@@ -22,6 +49,7 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 	struct dentry *dentry;
 	struct vfsmount *mnt;
 	struct scratch *s;
+	bool scoped = false;
 	__u32 act;
 	long len;
 	int alen;
@@ -42,13 +70,22 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 			return no_scratch(m, &w);
 		return report(m, s, &w, SH_WHY_PROTECTED, name_path(s, dentry, BPF_CORE_READ(u, path.mnt)));
 	}
-	if (!(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
+	/* scope = tree: a socket its own tree bound is its own business;
+	 * any other only by an allow rule (an abstract one: never). */
+	if (m->flags & SH_PF_CONNECT_TREE) {
+		__u64 *o = bpf_sk_storage_get(&unix_binders, peer, 0, 0);
+
+		if (o && *o == m->origin)
+			return 0;
+		scoped = true;
+	}
+	if (!scoped && !(m->flags & (SH_PF_CONNECT_RULES | SH_PF_ABSTRACT_DENY)))
 		return 0;
-	if (dentry && !(m->flags & SH_PF_CONNECT_RULES))
+	if (!scoped && dentry && !(m->flags & SH_PF_CONNECT_RULES))
 		return 0;
 	mnt = BPF_CORE_READ(u, path.mnt);
-	/* The peer's own memo, where one holds. */
-	if (unix_memo_allows(m, peer, dentry, mnt, &memo))
+	/* The peer's own memo, where one holds (not by tree: not scoped). */
+	if (!scoped && unix_memo_allows(m, peer, dentry, mnt, &memo))
 		return 0;
 	s = get_scratch(m);
 	if (!s)
@@ -60,15 +97,19 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 		act = lookup_rule(s, m, SH_KEY_CONNECT, len);
 		if (act == SH_ACT_DENY)
 			return report(m, s, &w, s->rule_why, len);
+		if (scoped && act != SH_ACT_ALLOW)
+			return report(m, s, &w, SH_WHY_SCOPE, len);
 		/* Learning from nothing: every socket the tree reaches. */
 		if ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW)
 			return report(m, s, &w, SH_WHY_DEFAULT, len);
-		unix_memo_store(s, m, peer, act, &memo);
+		if (!scoped)
+			unix_memo_store(s, m, peer, act, &memo);
 		return 0;
 	}
-	/* No file: an abstract name (sun_path starts with NUL), or unnamed. */
+	/* No file: an abstract name (sun_path starts with NUL), or unnamed
+	 * (a socketpair's other end: not reached by a name). */
 	addr = BPF_CORE_READ(u, addr);
-	if (!addr || !(m->flags & SH_PF_ABSTRACT_DENY))
+	if (!addr || !(scoped || (m->flags & SH_PF_ABSTRACT_DENY)))
 		return 0;
 	alen = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
 	if (alen <= 0)
@@ -80,7 +121,7 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 	bpf_probe_read_kernel(&s->ev.path[1], (alen - 1) & 0x7f,
 			      (void *)addr->name[0].sun_path + 1);
 	w.flags = SH_EVF_ABSTRACT;
-	return report(m, s, &w, SH_WHY_ABSTRACT, alen + 1);
+	return report(m, s, &w, scoped ? SH_WHY_SCOPE : SH_WHY_ABSTRACT, alen + 1);
 }
 
 /* The scratch a judgement took is given back when it ends (maps.h). */

@@ -99,6 +99,8 @@ enum sh_policy_flags {
 	SH_PF_FOLD           = 1u << 16, /* its fold markers are in dir_marks; without
 					  * them a name compared without case is refused
 					  * wherever the kind has rules */
+	SH_PF_CONNECT_TREE   = 1u << 17, /* [connect] scope = tree: unix sockets its own
+					  * tree bound, or an allow rule names */
 };
 
 /*

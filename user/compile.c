@@ -373,6 +373,8 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 		f |= SH_PF_ABSTRACT_DENY;
 	if (p->signal_scope == SH_SCOPE_TREE)
 		f |= SH_PF_SIGNAL_TREE;
+	if (p->connect_scope == SH_SCOPE_TREE)
+		f |= SH_PF_CONNECT_TREE;
 	for (size_t i = 0; i < p->nrules; i++) {
 		const struct sh_rule_kind_info *ki = sh_rule_kind_info(p->rules[i].kind);
 

@@ -199,14 +199,17 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * SH_PF_MARKS (drop_dirs_flag) until the apply writes them. memos,
 	 * unix_memo: empty, they are made again.
 	 * pty_trees: empty, a pty a tree made before is no tree's: its
-	 * slave is refused by name as a device, never opened to another. */
+	 * slave is refused by name as a device, never opened to another.
+	 * unix_binders: empty, a socket a tree bound before is no tree's:
+	 * under [connect] scope = tree refused as an outsider's would be. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
 	       !strcmp(name, "prot_filter") ||
 	       !strcmp(name, "dir_marks") ||
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
-	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees");
+	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees") ||
+	       !strcmp(name, "unix_binders");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

@@ -95,6 +95,7 @@ struct sh_policy {
 	size_t nrules;
 	bool abstract_deny;
 	enum sh_scope signal_scope;
+	enum sh_scope connect_scope; /* [connect] scope: any (default) or tree */
 	unsigned pids_max;       /* 0 = not set */
 	struct sh_limits limits; /* memory, CPU, I/O of run cgroups */
 	unsigned long long caps_allow; /* capabilities allowed back (bit = number) */

@@ -355,6 +355,14 @@ static void set_scope(struct pctx *c, const char *key, const char *v)
 		c->p->signal_scope = r ? SH_SCOPE_ANY : SH_SCOPE_TREE;
 }
 
+static void set_connect_scope(struct pctx *c, const char *key, const char *v)
+{
+	int r = choice(c, &c->connect_scope_line, key, v, "scope", "tree", "any");
+
+	if (r >= 0)
+		c->p->connect_scope = r ? SH_SCOPE_ANY : SH_SCOPE_TREE;
+}
+
 static void set_pids_max(struct pctx *c, const char *key, const char *v)
 {
 	char q[QBUF];
@@ -417,6 +425,7 @@ static const struct setting {
 	{ "policy", "mode", set_mode },
 	{ "policy", "cgroup", add_cgroup },
 	{ "connect", "abstract", set_abstract },
+	{ "connect", "scope", set_connect_scope },
 	{ "signal", "scope", set_scope },
 	{ "limits", "pids-max", set_pids_max },
 	{ "limits", "capability", add_caps },

@@ -192,6 +192,7 @@ static void test_defaults(void **state)
 	assert_int_equal(p.nrules, 0);
 	assert_false(p.abstract_deny);
 	assert_int_equal(p.signal_scope, SH_SCOPE_ANY);
+	assert_int_equal(p.connect_scope, SH_SCOPE_ANY);
 	assert_int_equal(p.pids_max, 0);
 	for (int k = SH_EXEC_ALLOW; k <= SH_CONNECT_DENY; k++)
 		assert_false(sh_policy_has_kind(&p, (enum sh_rule_kind)k));
@@ -598,6 +599,14 @@ static void test_scalar_values(void **state)
 		      "4: bad pids-max '99999999999999999999999' (want an integer 1..4194304)");
 	expect_errors("err_pids4.policy", -EINVAL, 1,
 		      "4: bad pids-max '4194305' (want an integer 1..4194304)");
+
+	expect_errors("err_connect_scope.policy", -EINVAL, 2,
+		      "4: bad scope 'host' (want tree or any)",
+		      "5: duplicate key 'scope' in [connect] (first at line 4)");
+	parse_ok("connect_scope.policy", &p);
+	assert_int_equal(p.connect_scope, SH_SCOPE_TREE);
+	assert_int_equal(p.signal_scope, SH_SCOPE_ANY);
+	sh_policy_free(&p);
 
 	parse_ok("values_edge.policy", &p);
 	assert_false(p.abstract_deny);
@@ -1140,6 +1149,7 @@ static void test_shipped_policies(void **state)
 	assert_int_equal(agent->mode, SH_MODE_ENFORCE);
 	assert_true(agent->abstract_deny);
 	assert_int_equal(agent->signal_scope, SH_SCOPE_TREE);
+	assert_int_equal(agent->connect_scope, SH_SCOPE_TREE);
 	assert_int_equal(agent->pids_max, 512);
 	assert_true(sh_policy_has_kind(agent, SH_EXEC_ALLOW));
 	assert_true(sh_policy_has_kind(agent, SH_EXEC_DENY));

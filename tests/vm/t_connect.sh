@@ -21,6 +21,18 @@ deny = $D/
 allow = $D/ok.sock
 abstract = deny
 P
+# scope = tree: the tree's own sockets, and what an allow rule names.
+cat >"$SH_TMP/policies/tscope.policy" <<P
+[policy]
+name = tscope
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/grep
+allow = $SH_BUILD/tests/vm/
+[connect]
+scope = tree
+allow = $O/free.sock
+P
 # The same rules without "abstract = deny": abstract sockets are allowed.
 sed -e 's/name = tconn/name = tconn2/' -e '/^abstract/d' "$SH_TMP/policies/tconn.policy" \
 	>"$SH_TMP/policies/tconn2.policy"
@@ -126,6 +138,46 @@ try_in_tree tconn2 connect "$D/s.sock"
 check "that policy still refuses the denied dir" "$OUT" "err EPERM"
 check "kernel counter: ten connect denials" "$(counter deny_connect)" 10
 
+# [connect] scope = tree: every socket another bound (an outsider, a tree
+# of the same policy) is refused unless an allow rule names it; the
+# tree's own, path and abstract, stream and datagram, are its own.
+try_in_tree tscope connect "$O/free.sock"
+check "scope = tree: an outsider's socket an allow rule names connects" "$OUT" ok
+try_in_tree tscope sendto "$O/d.sock"
+check "scope = tree: an outsider's datagram socket: refused" "$OUT" "err EPERM"
+check "... logged, outside the tree" \
+	"$(audit_wait ".policy==\"tscope\" and .target==\"$O/d.sock\" and .reason==\"outside the tree\"")" 1
+try_in_tree tconn2 sendto "$O/d.sock"
+check "... its twin under a policy without scope: sent" "$OUT" ok
+try_in_tree tscope connect-abstract "$ABS"
+check "scope = tree: an outsider's abstract socket: refused" "$OUT" "err EPERM"
+check "... logged with its name" \
+	"$(audit_wait ".policy==\"tscope\" and .target==\"@$ABS\" and .reason==\"outside the tree\"")" 1
+W=$SH_TMP/own
+mkdir -p "$W"
+# One tree: a server of its own, then a client of it (path, abstract, datagram).
+own() { # own LISTEN-OP CONNECT-OP NAME
+	run_in_tree tscope /usr/bin/bash -c "\"$TRY\" $1 $3 >$W/srv.out 2>&1 & s=\$!
+		while ! /usr/bin/grep -q ready $W/srv.out; do :; done
+		\"$TRY\" $2 $3; kill \$s"
+}
+own listen connect "$W/own.sock"
+check "scope = tree: the tree's own socket connects" "$OUT" ok
+own listen-abstract connect-abstract "own-$$"
+check "scope = tree: the tree's own abstract socket connects" "$OUT" ok
+own listen-dgram sendto "$W/own-d.sock"
+check "scope = tree: the tree's own datagram socket is sent to" "$OUT" ok
+# Another tree, of the same policy, serves; this one may not reach it.
+$CTL run --policy tscope -- "$TRY" listen "$W/other.sock" >"$W/other.out" 2>&1 &
+other=$!
+wait_until grep -q ready "$W/other.out"
+try_in_tree tscope connect "$W/other.sock"
+check "scope = tree: a socket another tree (same policy) bound: refused" "$OUT" "err EPERM"
+try_in_tree tconn2 connect "$W/other.sock"
+check "... its twin without scope: connects" "$OUT" ok
+kill "$other"
+wait "$other" 2>/dev/null
+
 # Outside every tagged tree nothing is touched.
 try_outside connect "$D/s.sock"
 check "outside the tree: denied-dir socket connects" "$OUT" ok
@@ -133,7 +185,7 @@ try_outside sendto "$D/d.sock"
 check "outside the tree: denied-dir datagram sent" "$OUT" ok
 try_outside connect-abstract "$ABS"
 check "outside the tree: abstract socket connects" "$OUT" ok
-check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 10
+check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 13
 check "no event from outsiders" "$(audit_count '.hook=="connect" and .comm=="try" and (.cgroup | startswith("/sys/fs/cgroup/sharness/") | not)')" 0
 
 # The servers survived every connection, refused or not.
