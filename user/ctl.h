@@ -46,6 +46,8 @@ struct ctl_run_opts {
 	const char *from;          /* learning: start from this policy (NULL: nothing) */
 	char from_file[4096];      /* learning: set to that policy's file */
 	char *from_text;           /* learning: its text when the run began (malloc'd) */
+	uint64_t private_tmp;      /* the run's own /tmp, /var/tmp: bytes, as the
+				    * daemon merged flag and policy (0: none) */
 };
 #define LEARN_FROM_MAX (1 << 20)
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -19,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -101,6 +104,47 @@ static int exec_status(int err)
 	return (err == ENOENT || err == ENOTDIR) ? 127 : 126;
 }
 
+/*
+ * A /tmp and /var/tmp of the run's own (size bytes each, tmpfs), in a
+ * mount namespace of its own whose mounts do not propagate back: nothing
+ * a tree leaves there (a symlink for a root process to write through, a
+ * file in another user's name, a full /tmp) is the host's, and it is gone
+ * with the run's last process. Made before the tree is joined: a tree may
+ * not mount.
+ */
+static void private_tmp(uint64_t size)
+{
+	static const char *const dirs[] = { "/tmp", "/var/tmp" };
+	char opts[64], cwd[PATH_MAX];
+
+	snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)size);
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "/");
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+		fprintf(stderr, "sharnessctl: cannot give the run a mount namespace: %s\n",
+			strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		struct stat st;
+
+		if (stat(dirs[i], &st) < 0 && errno == ENOENT)
+			continue;   /* no /var/tmp on this host: nothing to hide */
+		if (mount("tmpfs", dirs[i], "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+			fprintf(stderr, "sharnessctl: cannot mount the run's own %s: %s\n", dirs[i],
+				strerror(errno));
+			_exit(RUN_EXIT_SETUP);
+		}
+	}
+	/* The current directory, by name again: one under the host's /tmp
+	 * would otherwise stay a way into it. */
+	if (chdir(cwd) < 0) {
+		fprintf(stderr, "sharnessctl: the current directory %s is not there for a run with "
+			"a private /tmp (give --workdir): %s\n", cwd, strerror(errno));
+		_exit(RUN_EXIT_SETUP);
+	}
+}
+
 static void child(const struct ctl_run_opts *o, const char *cg, char **cmd)
 {
 	char procs[512];
@@ -117,6 +161,8 @@ static void child(const struct ctl_run_opts *o, const char *cg, char **cmd)
 			strerror(errno));
 		_exit(RUN_EXIT_SETUP);
 	}
+	if (o->private_tmp)
+		private_tmp(o->private_tmp);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	err = sh_write_file(procs, "0");
 	if (err) {
@@ -196,6 +242,12 @@ static int run_opt(int opt, const char *arg, void *ctx)
 		fprintf(stderr, "sharnessctl: bad --cpu-max '%s' (want a share of one CPU such as "
 			"50%%)\n", arg);
 		return RUN_EXIT_SETUP;
+	case 'T':
+		if (sh_parse_bytes(arg, false, &o->limits.private_tmp))
+			return 0;
+		fprintf(stderr, "sharnessctl: bad --private-tmp '%s' (want a size such as 256M)\n",
+			arg);
+		return RUN_EXIT_SETUP;
 	case 'I':
 		if (sh_parse_io_weight(arg, &o->limits.io_weight))
 			return 0;
@@ -228,10 +280,11 @@ static int run_parse(int argc, char **argv, struct ctl_run_opts *o)
 		{ "memory-swap-max", required_argument, 0, 'S' },
 		{ "cpu-max", required_argument, 0, 'C' },
 		{ "io-weight", required_argument, 0, 'I' },
+		{ "private-tmp", required_argument, 0, 'T' },
 		{ 0 }
 	};
 
-	if (ctl_getopt(argc, argv, "+p:w:m:t:u:M:S:C:I:", opts, run_opt, o))
+	if (ctl_getopt(argc, argv, "+p:w:m:t:u:M:S:C:I:T:", opts, run_opt, o))
 		return -1;
 	if (!o->policy || optind >= argc) {
 		fprintf(stderr, "sharnessctl: run needs --policy NAME and a command after --\n");
@@ -245,7 +298,7 @@ static int run_parse(int argc, char **argv, struct ctl_run_opts *o)
 static int run_begin(struct ctl_run_opts *o, char **cmd, unsigned *run_id,
 		     char cg[static 256])
 {
-	char pids[32], *reply = NULL, words[4][48];
+	char pids[32], *reply = NULL, words[SH_LIMIT_WORDS][48];
 	/* A learning run is tagged with a policy the daemon makes for it:
 	 * from nothing ("-") or from --from's. */
 	const char *req[SH_CTL_MAX_ARGS] = { o->learn ? "learn-begin" : "run-begin",
@@ -274,11 +327,14 @@ static int run_begin(struct ctl_run_opts *o, char **cmd, unsigned *run_id,
 		ctl_daemon_status(ret);
 		return -1;
 	}
-	if (sscanf(reply, "%u %255s", run_id, cg) != 2) {
+	unsigned long long tmp = 0;
+
+	if (sscanf(reply, "%u %255s %llu", run_id, cg, &tmp) < 2) {
 		fprintf(stderr, "sharnessctl: bad reply from sharnessd: %s\n", reply);
 		free(reply);
 		return -1;
 	}
+	o->private_tmp = tmp;
 	if (o->learn) {
 		/* learn-begin adds a line: the file of the policy learned from. */
 		char *f = strchr(reply, '\n');

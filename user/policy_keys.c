@@ -415,6 +415,15 @@ static void set_io_weight(struct pctx *c, const char *key, const char *v)
 			sh_policy_quote(q, sizeof(q), v), SH_IO_WEIGHT_MAX);
 }
 
+static void set_private_tmp(struct pctx *c, const char *key, const char *v)
+{
+	char q[QBUF];
+
+	if (once(c, &c->tmp_line, key) && !sh_parse_bytes(v, false, &c->p->limits.private_tmp))
+		sh_perr(c, c->line, "bad private-tmp '%s' (want a size such as 256M or 1G)",
+			sh_policy_quote(q, sizeof(q), v));
+}
+
 /* Every key that is not a rule. */
 static const struct setting {
 	const char *section;
@@ -433,6 +442,7 @@ static const struct setting {
 	{ "limits", "memory-swap-max", set_swap_max },
 	{ "limits", "cpu-max", set_cpu_max },
 	{ "limits", "io-weight", set_io_weight },
+	{ "limits", "private-tmp", set_private_tmp },
 	{ "net", "connect", sh_policy_add_net },
 	{ "net", "deny", sh_policy_add_net },
 	{ "net", "bind", sh_policy_add_net },

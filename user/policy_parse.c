@@ -434,6 +434,13 @@ int sh_policy_parse_file(const char *path, struct sh_policy *out, struct sh_erro
 
 	if (!c.stop)
 		sh_policy_net_finish(&c);
+	/* A private /tmp is made by `run`: a cgroup tagged at load would be
+	 * held to the policy with the host's /tmp, which the rules of such
+	 * a policy (write = /tmp/) were not written for. */
+	if (!c.stop && p.limits.private_tmp && p.ncgroups)
+		sh_perr(&c, c.tmp_line, "private-tmp is given to runs only: a cgroup = line "
+			"(line %d) would hold a tree to this policy with the host's /tmp",
+			p.cgroup_lines ? p.cgroup_lines[0] : 0);
 	if (!c.stop && !c.name_seen) {
 		if (c.policy_line)
 			sh_perr(&c, c.policy_line, "missing 'name' in [policy]");

@@ -385,7 +385,14 @@ static int req_tag(struct sh_daemon *d, int fd, int argc, char **argv)
 {
 	char err[512];
 
+	const struct sh_policy *p = sh_policy_find(sh_enforcer_policies(d->enf), argv[2]);
+
 	(void)argc;
+	if (p && p->limits.private_tmp) {
+		sh_ctl_reply(fd, 'E', "policy '%s' has private-tmp: its trees are runs (sharnessctl "
+			     "run), a cgroup tagged by hand would keep the host's /tmp\n", p->name);
+		return SH_EXIT_FAIL;
+	}
 	if (sh_enforcer_tag(d->enf, argv[1], argv[2], 0, err, sizeof(err))) {
 		sh_ctl_reply(fd, 'E', "%s\n", err);
 		return SH_EXIT_FAIL;

@@ -84,9 +84,11 @@ void sh_limits_merge(struct sh_limits *base, const struct sh_limits *over)
 		base->cpu_max = over->cpu_max;
 	if (over->io_weight)
 		base->io_weight = over->io_weight;
+	if (over->private_tmp)
+		base->private_tmp = over->private_tmp;
 }
 
-size_t sh_limits_words(const struct sh_limits *l, char words[4][48])
+size_t sh_limits_words(const struct sh_limits *l, char words[SH_LIMIT_WORDS][48])
 {
 	size_t n = 0;
 
@@ -98,6 +100,8 @@ size_t sh_limits_words(const struct sh_limits *l, char words[4][48])
 		snprintf(words[n++], 48, "cpu-max=%u%%", l->cpu_max);
 	if (l->io_weight)
 		snprintf(words[n++], 48, "io-weight=%u", l->io_weight);
+	if (l->private_tmp)
+		snprintf(words[n++], 48, "private-tmp=%" PRIu64, l->private_tmp);
 	return n;
 }
 
@@ -117,6 +121,8 @@ bool sh_limits_parse_word(const char *w, struct sh_limits *l)
 		return sh_parse_cpu_pct(v, &l->cpu_max);
 	if (k == 9 && !strncmp(w, "io-weight", k))
 		return sh_parse_io_weight(v, &l->io_weight);
+	if (k == 11 && !strncmp(w, "private-tmp", k))
+		return sh_parse_bytes(v, false, &l->private_tmp);
 	return false;
 }
 

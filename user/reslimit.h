@@ -19,6 +19,8 @@ struct sh_limits {
 	bool has_swap;
 	unsigned cpu_max;          /* percent of one CPU; 0: not set */
 	unsigned io_weight;        /* 1..10000; 0: not set */
+	uint64_t private_tmp;      /* bytes of the run's own /tmp and /var/tmp
+				    * (a tmpfs each); 0: the host's */
 };
 
 /* "64M", "1G", "1048576": bytes (K, M, G, T are powers of 1024). false if
@@ -34,7 +36,8 @@ void sh_limits_merge(struct sh_limits *base, const struct sh_limits *over);
 
 /* "KEY=VALUE" words for a run-begin request and back; parse: false on a
  * word that is not one of them. */
-size_t sh_limits_words(const struct sh_limits *l, char words[4][48]);
+#define SH_LIMIT_WORDS 5
+size_t sh_limits_words(const struct sh_limits *l, char words[SH_LIMIT_WORDS][48]);
 bool sh_limits_parse_word(const char *w, struct sh_limits *l);
 
 /* "64M" for 67108864: a size for messages. */

@@ -164,6 +164,8 @@ static void rec_limits(struct sh_daemon *d, unsigned long pids, const struct sh_
 		sh_json_uint_field(&d->buf, "cpu_max_pct", l->cpu_max);
 	if (l->io_weight)
 		sh_json_uint_field(&d->buf, "io_weight", l->io_weight);
+	if (l->private_tmp)
+		sh_json_uint_field(&d->buf, "private_tmp", l->private_tmp);
 }
 
 /*
@@ -249,7 +251,8 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 		rec_argv(d, argc - cmdv - 1, argv + cmdv + 1, !strcmp(argv[cmdv], "--truncated"));
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
-	sh_ctl_reply(fd, 'O', "%u %s\n", id, path);
+	/* The third word: the private /tmp sharnessctl makes (0: none). */
+	sh_ctl_reply(fd, 'O', "%u %s %llu\n", id, path, (unsigned long long)l.private_tmp);
 	return 0;
 }
 

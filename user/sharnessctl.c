@@ -267,6 +267,7 @@ static const struct ctl_cmd {
 	{ "run", ctl_run,
 	  "run --policy NAME [--workdir DIR] [--pids-max N] [--timeout SEC] [--user USER]\n"
 	  "      [--memory-max SIZE] [--memory-swap-max SIZE] [--cpu-max PCT%] [--io-weight N]\n"
+	  "      [--private-tmp SIZE]\n"
 	  "      -- CMD [ARG...]",
 	  "run CMD in a fresh tagged cgroup, kill what is left when it ends" },
 	{ "learn", ctl_learn,

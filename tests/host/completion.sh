@@ -79,7 +79,7 @@ check "status options" "$(comp "$up" status --)" "--help --json --prometheus"
 check "unload options" "$(comp "$up" unload --)" "--force --help"
 check "probe options" "$(comp "$up" probe --)" "--help"
 check "run options" "$(comp "$up" run --)" \
-	"-- --cpu-max --help --io-weight --memory-max --memory-swap-max --pids-max --policy --timeout --user --workdir"
+	"-- --cpu-max --help --io-weight --memory-max --memory-swap-max --pids-max --policy --private-tmp --timeout --user --workdir"
 check "run options by prefix" "$(comp "$up" run --m)" "--memory-max --memory-swap-max"
 check "run --policy: the daemon's policies" "$(comp "$up" run --policy '')" "alpha beta"
 check "run --policy=: the daemon's policies" "$(comp "$up" run --policy = a)" "alpha"

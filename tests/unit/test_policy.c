@@ -603,6 +603,12 @@ static void test_scalar_values(void **state)
 	expect_errors("err_connect_scope.policy", -EINVAL, 2,
 		      "4: bad scope 'host' (want tree or any)",
 		      "5: duplicate key 'scope' in [connect] (first at line 4)");
+	expect_errors("err_private_tmp.policy", -EINVAL, 1,
+		      "5: private-tmp is given to runs only: a cgroup = line (line 3) would hold "
+		      "a tree to this policy with the host's /tmp");
+	parse_ok("private_tmp.policy", &p);
+	assert_int_equal(p.limits.private_tmp, 64ull << 20);
+	sh_policy_free(&p);
 	parse_ok("connect_scope.policy", &p);
 	assert_int_equal(p.connect_scope, SH_SCOPE_TREE);
 	assert_int_equal(p.signal_scope, SH_SCOPE_ANY);

@@ -65,22 +65,26 @@ static void test_cpu_and_io(void **state)
 static void test_words_round_trip(void **state)
 {
 	struct sh_limits l = { .memory_max = 64ull << 20, .has_swap = true, .memory_swap_max = 0,
-			       .cpu_max = 20, .io_weight = 50 }, back = { 0 };
-	char words[4][48];
+			       .cpu_max = 20, .io_weight = 50, .private_tmp = 1ull << 30 },
+			 back = { 0 };
+	char words[SH_LIMIT_WORDS][48];
 	size_t n = sh_limits_words(&l, words);
 
 	(void)state;
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5);
 	assert_string_equal(words[0], "memory-max=67108864");
 	assert_string_equal(words[1], "memory-swap-max=0");
 	assert_string_equal(words[2], "cpu-max=20%");
 	assert_string_equal(words[3], "io-weight=50");
+	assert_string_equal(words[4], "private-tmp=1073741824");
 	for (size_t i = 0; i < n; i++)
 		assert_true(sh_limits_parse_word(words[i], &back));
 	assert_memory_equal(&l, &back, sizeof(l));
 	assert_false(sh_limits_parse_word("memory-max=lots", &back));
 	assert_false(sh_limits_parse_word("pids-max=5", &back));
 	assert_false(sh_limits_parse_word("memory-max", &back));
+	assert_false(sh_limits_parse_word("private-tmp=0", &back));
+	assert_false(sh_limits_parse_word("private-tmp=big", &back));
 }
 
 static void test_merge_and_format(void **state)

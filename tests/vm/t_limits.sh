@@ -22,7 +22,52 @@ io-weight = 50
 P
 sed -e 's/name = tlim/name = tnolim/' -e '/^\[limits\]/,$d' "$SH_TMP/policies/tlim.policy" \
 	>"$SH_TMP/policies/tnolim.policy"
+cat >"$SH_TMP/policies/ttmp.policy" <<P
+[policy]
+name = ttmp
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/head
+allow = /usr/bin/ln
+allow = $SH_BUILD/tests/vm/
+[limits]
+private-tmp = 1M
+P
 start_daemon || { fail "daemon starts"; exit 1; }
+
+# private-tmp: a /tmp and /var/tmp of the run's own, sized, gone with it.
+mark=sh-tmp-$$
+echo host >"/tmp/host-$mark"
+out=$($CTL run --policy ttmp -- /usr/bin/bash -c "echo x >/tmp/$mark && ln -s /etc/shadow /tmp/$mark.lnk &&
+	echo y >/var/tmp/$mark && echo made; [ -e /tmp/host-$mark ] && echo host-visible;
+	head -c 2097152 /dev/zero >/tmp/big; echo big=\$?" 2>"$SH_TMP/tmp.err")
+check "private-tmp: the run writes its /tmp and /var/tmp (exit 0)" "$?" 0
+check "... and sees its own files, not the host's; 2 MiB do not fit in 1M" \
+	"$(tr '\n' ' ' <<<"$out")" "made big=1 "
+check_match "... the tree was told why" "$(cat "$SH_TMP/tmp.err")" "No space left on device"
+check "... none of it reached the host (file, symlink, /var/tmp)" \
+	"$([ -e "/tmp/$mark" ] || [ -L "/tmp/$mark.lnk" ] || [ -e "/var/tmp/$mark" ]; echo $?)" 1
+check "run-start records it" \
+	"$(jq -r 'select(.event=="run-start" and .policy=="ttmp") | .private_tmp' "$AUDIT" | tail -n 1)" 1048576
+$CTL run --policy tnolim --private-tmp 1M -- /usr/bin/bash -c "echo x >/tmp/$mark.flag" 2>/dev/null
+check "run --private-tmp on a policy without it: the host's /tmp untouched" \
+	"$(ls "/tmp/$mark.flag" 2>/dev/null | wc -l)" 0
+$CTL run --policy tnolim -- /usr/bin/bash -c "echo x >/tmp/$mark.twin" 2>/dev/null
+check "... its twin without the flag writes the host's /tmp" "$(cat "/tmp/$mark.twin" 2>/dev/null)" x
+rm -f "/tmp/$mark.twin" "/tmp/host-$mark"
+$CTL run --policy ttmp --private-tmp lots -- /usr/bin/true 2>"$SH_TMP/flag.err"
+check "run --private-tmp lots: refused (125)" "$?" 125
+mkdir -p "/tmp/$mark.cwd"
+(cd "/tmp/$mark.cwd" && $CTL run --policy ttmp -- /usr/bin/bash -c "echo x >inside" 2>"$SH_TMP/cwd.err")
+check "private-tmp from a current directory under the host's /tmp: refused (125)" "$?" 125
+check "... nothing written there" "$(ls "/tmp/$mark.cwd" | wc -l)" 0
+check_match "... and it says what to give" "$(cat "$SH_TMP/cwd.err")" "give --workdir"
+rmdir "/tmp/$mark.cwd"
+mkdir -p /sys/fs/cgroup/t_limits_tmp
+out=$($CTL tag /sys/fs/cgroup/t_limits_tmp ttmp 2>&1)
+check "tag with a private-tmp policy: refused" "$?" 1
+check_match "... and says why" "$out" "has private-tmp"
+rmdir /sys/fs/cgroup/t_limits_tmp
 
 # knobs POLICY [RUN FLAGS...]: the run cgroup's limit files, read from inside.
 KNOBS='IFS=: read -r _ _ p </proc/self/cgroup
