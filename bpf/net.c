@@ -381,7 +381,6 @@ int BPF_PROG(sh_socket_listen, struct socket *sock, int backlog, int ret)
 	__u16 family;
 
 	ENTER(ret, m);
-	mark_unix_binder(&m, sock);
 	if (!sk)
 		return judge_net(&m, sock, 0, 0, SH_NET_BIND, SH_OP_LISTEN);
 	family = BPF_CORE_READ(sk, __sk_common.skc_family);

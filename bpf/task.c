@@ -76,7 +76,22 @@ int BPF_PROG(sh_task_movememory, struct task_struct *p, int ret)
  * any lookup, so outsiders pay nothing for them. Checks of another task's
  * credentials (the OOM killer asking about a victim) are not the tree's
  * own use and are left alone; NOAUDIT checks are refused without a record.
+ *
+ * CAP_DAC_READ_SEARCH is asked for first on every read of a file or
+ * directory root may not read by its mode, and CAP_DAC_OVERRIDE (a
+ * tree's) then allows it: those refusals change nothing and leave no
+ * record. Where it alone decides -- open_by_handle_at (an inode by
+ * number, one a mount covers too) and linkat's AT_EMPTY_PATH -- the
+ * refusal is recorded.
  */
+static __always_inline bool dac_read_search_decides(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	long nr = regs ? BPF_CORE_READ(regs, orig_ax) : -1;
+
+	return nr == SH_NR_OPEN_BY_HANDLE_AT || nr == SH_NR_LINKAT;
+}
+
 SEC("lsm/capable")
 int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int cap,
 	     unsigned int opts, int ret)
@@ -94,7 +109,8 @@ int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int
 	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
 	if (m.flags && cap >= 0 && cap < 64 && (m.caps & SH_CAP_BIT(cap)))
 		return 0;
-	if (opts & CAP_OPT_NOAUDIT)
+	if ((opts & CAP_OPT_NOAUDIT) ||
+	    (cap == CAP_DAC_READ_SEARCH && !dac_read_search_decides()))
 		return (m.flags & SH_PF_AUDIT) ? 0 : -EPERM;
 	return report(&m, 0, &(struct refusal){
 			.hook = SH_HOOK_CAPABILITY, .op = SH_OP_CAPABLE, .op_flags = (__u32)cap },

@@ -16,9 +16,11 @@
 
 /*
  * Which tree bound a unix socket (its origin cgroup): set when a tree's
- * task binds it, or listens on it unbound (the kernel then binds an
- * abstract name). A socket without one is an outsider's, or a tree's
- * from before this map (both: not the tree's own).
+ * task binds a socket that has no address yet, and never changed (a bind
+ * or listen on a socket someone else bound, which the kernel then refuses,
+ * marks nothing). A socket without one is an outsider's, a tree's from
+ * before this map, or one the kernel bound on its own (autobind on a send
+ * with SO_PASSCRED): all refused as not the tree's own.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -27,16 +29,17 @@ struct {
 	__type(value, __u64);
 } unix_binders SEC(".maps");
 
-/* At bind and listen: a tree's unix socket is marked as its tree's. */
+/* At bind: an unbound unix socket a tree binds is marked as its tree's. */
 static __always_inline void mark_unix_binder(struct member *m, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
 	__u64 *o;
 
-	if (!sk || sk->__sk_common.skc_family != AF_UNIX)
+	if (!sk || sk->__sk_common.skc_family != AF_UNIX ||
+	    BPF_CORE_READ((struct unix_sock *)sk, addr))
 		return;
 	o = bpf_sk_storage_get(&unix_binders, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (o)
+	if (o && !*o)
 		*o = m->origin;
 }
 

@@ -190,7 +190,7 @@ struct sh_net_rules {
  */
 #define SH_CAP_BIT(c)        (1ull << (c))
 #define SH_CAPS_TREE_DEFAULT (SH_CAP_BIT(0)  /* CHOWN */ | SH_CAP_BIT(1)  /* DAC_OVERRIDE */ | \
-			      SH_CAP_BIT(2)  /* DAC_READ_SEARCH */ | SH_CAP_BIT(3) /* FOWNER */ | \
+			      SH_CAP_BIT(3) /* FOWNER */ | \
 			      SH_CAP_BIT(5) /* KILL */ | \
 			      SH_CAP_BIT(6)  /* SETGID */ | SH_CAP_BIT(7) /* SETUID */ | \
 			      SH_CAP_BIT(8)  /* SETPCAP */ | SH_CAP_BIT(10) /* NET_BIND_SERVICE */ | \

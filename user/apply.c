@@ -272,6 +272,12 @@ static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
 				      t->policy, t->run_id ? "run cgroup" : "tagged cgroup", t->path);
 			return -EBUSY;
 		}
+		/* A tree tagged by hand has the host's /tmp. */
+		if (!t->run_id && set->pols[policy_index(set, t->policy)].limits.private_tmp) {
+			sh_errors_add(errs, "policy '%s' now has private-tmp, which only runs get; "
+				      "untag %s first", t->policy, t->path);
+			return -EBUSY;
+		}
 		err = push_tag(nt, nnt, &cap, &(struct sh_tag_entry){ .cgid = t->cgid,
 			.run_id = t->run_id, .path = t->path, .policy = t->policy });
 		if (err)

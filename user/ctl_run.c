@@ -105,19 +105,21 @@ static int exec_status(int err)
 }
 
 /*
- * A /tmp and /var/tmp of the run's own (size bytes each, tmpfs), in a
+ * A /tmp, /var/tmp and /dev/shm of the run's own (size bytes each, tmpfs), in a
  * mount namespace of its own whose mounts do not propagate back: nothing
  * a tree leaves there (a symlink for a root process to write through, a
  * file in another user's name, a full /tmp) is the host's, and it is gone
  * with the run's last process. Made before the tree is joined: a tree may
  * not mount.
  */
-static void private_tmp(uint64_t size)
+static void private_tmp(uint64_t size, bool workdir)
 {
-	static const char *const dirs[] = { "/tmp", "/var/tmp" };
-	char opts[64], cwd[PATH_MAX];
+	static const char *const dirs[] = { "/tmp", "/var/tmp", "/dev/shm" };
+	char opts[96], cwd[PATH_MAX];
 
-	snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)size);
+	/* An inode a KiB: files, not only bytes, are bounded. */
+	snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+		 (unsigned long long)size, (unsigned long long)(size / 1024 + 64));
 	if (!getcwd(cwd, sizeof(cwd)))
 		snprintf(cwd, sizeof(cwd), "/");
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
@@ -137,8 +139,8 @@ static void private_tmp(uint64_t size)
 		}
 	}
 	/* The current directory, by name again: one under the host's /tmp
-	 * would otherwise stay a way into it. */
-	if (chdir(cwd) < 0) {
+	 * would otherwise stay a way into it (--workdir's is entered later). */
+	if (chdir(workdir ? "/" : cwd) < 0) {
 		fprintf(stderr, "sharnessctl: the current directory %s is not there for a run with "
 			"a private /tmp (give --workdir): %s\n", cwd, strerror(errno));
 		_exit(RUN_EXIT_SETUP);
@@ -162,7 +164,7 @@ static void child(const struct ctl_run_opts *o, const char *cg, char **cmd)
 		_exit(RUN_EXIT_SETUP);
 	}
 	if (o->private_tmp)
-		private_tmp(o->private_tmp);
+		private_tmp(o->private_tmp, o->workdir != NULL);
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
 	err = sh_write_file(procs, "0");
 	if (err) {

@@ -102,6 +102,11 @@
 #define ATTR_MTIME (1 << 5)
 
 #define CAP_OPT_NOAUDIT (1 << 1)
+#define CAP_DAC_READ_SEARCH 2
+/* x86_64 system call numbers (orig_ax) where CAP_DAC_READ_SEARCH alone
+ * decides; a 32-bit caller's is refused without a record. */
+#define SH_NR_LINKAT            265
+#define SH_NR_OPEN_BY_HANDLE_AT 304
 #define PIDTYPE_PID 0
 
 /* Socket families (linux/socket.h). */

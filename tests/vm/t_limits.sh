@@ -39,14 +39,15 @@ start_daemon || { fail "daemon starts"; exit 1; }
 mark=sh-tmp-$$
 echo host >"/tmp/host-$mark"
 out=$($CTL run --policy ttmp -- /usr/bin/bash -c "echo x >/tmp/$mark && ln -s /etc/shadow /tmp/$mark.lnk &&
-	echo y >/var/tmp/$mark && echo made; [ -e /tmp/host-$mark ] && echo host-visible;
+	echo y >/var/tmp/$mark && echo z >/dev/shm/$mark && echo made; [ -e /tmp/host-$mark ] && echo host-visible;
 	head -c 2097152 /dev/zero >/tmp/big; echo big=\$?" 2>"$SH_TMP/tmp.err")
 check "private-tmp: the run writes its /tmp and /var/tmp (exit 0)" "$?" 0
 check "... and sees its own files, not the host's; 2 MiB do not fit in 1M" \
 	"$(tr '\n' ' ' <<<"$out")" "made big=1 "
 check_match "... the tree was told why" "$(cat "$SH_TMP/tmp.err")" "No space left on device"
-check "... none of it reached the host (file, symlink, /var/tmp)" \
-	"$([ -e "/tmp/$mark" ] || [ -L "/tmp/$mark.lnk" ] || [ -e "/var/tmp/$mark" ]; echo $?)" 1
+check "... none of it reached the host (file, symlink, /var/tmp, /dev/shm)" \
+	"$([ -e "/tmp/$mark" ] || [ -L "/tmp/$mark.lnk" ] || [ -e "/var/tmp/$mark" ] ||
+		[ -e "/dev/shm/$mark" ]; echo $?)" 1
 check "run-start records it" \
 	"$(jq -r 'select(.event=="run-start" and .policy=="ttmp") | .private_tmp' "$AUDIT" | tail -n 1)" 1048576
 $CTL run --policy tnolim --private-tmp 1M -- /usr/bin/bash -c "echo x >/tmp/$mark.flag" 2>/dev/null
@@ -62,6 +63,8 @@ mkdir -p "/tmp/$mark.cwd"
 check "private-tmp from a current directory under the host's /tmp: refused (125)" "$?" 125
 check "... nothing written there" "$(ls "/tmp/$mark.cwd" | wc -l)" 0
 check_match "... and it says what to give" "$(cat "$SH_TMP/cwd.err")" "give --workdir"
+(cd "/tmp/$mark.cwd" && $CTL run --policy ttmp --workdir / -- /usr/bin/bash -c "echo x >inside" 2>/dev/null)
+check "... with --workdir it runs there" "$?:$(ls "/tmp/$mark.cwd" | wc -l)" "0:0"
 rmdir "/tmp/$mark.cwd"
 mkdir -p /sys/fs/cgroup/t_limits_tmp
 out=$($CTL tag /sys/fs/cgroup/t_limits_tmp ttmp 2>&1)

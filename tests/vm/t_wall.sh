@@ -33,6 +33,8 @@ write = /dev/pts/
 write = /dev/ptmx
 deny = $SH_TMP/secret
 deny = $SH_TMP/victim
+[limits]
+capability = dac_read_search   # open_by_handle_at: its handles judged by path below
 P
 # Without file or connect rules: the doors alone are in the way.
 cat >"$SH_TMP/policies/twallopen.policy" <<P
@@ -227,6 +229,13 @@ check "open_by_handle_at of a denied file: refused" "$OUT" "err EPERM"
 expect "handle" ".hook == \"file\" and .target == \"$SH_TMP/secret\"" "deny rule"
 inw twall handle-read "$SH_TMP/public"
 check "twin: open_by_handle_at of an allowed file" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok public "
+# Without capability = dac_read_search no handle opens at all: one could
+# name an inode a mount covers (the host's /tmp under a run's own).
+c0=$(counter deny_capability)
+inw twallopen handle-read "$SH_TMP/public"
+check "open_by_handle_at without dac_read_search: refused" "$OUT" "err EPERM"
+expect "handle, default" '.hook == "capability" and .target == "CAP_DAC_READ_SEARCH"' "forbidden in a tree"
+counted capability "$c0" 1
 
 # A handle whose dentry was evicted: the kernel makes a disconnected dentry
 # for it, whose path ("/") names nothing. Needs a file system that evicts
@@ -235,7 +244,7 @@ EXT=$SH_TMP/ext
 if [ "$BLK" = /dev/ram0 ] && modprobe -d "${KMODDIR:-/}" ext4 2>/dev/null &&
 	mkfs.ext4 -q -F /dev/ram0 && mkdir -p "$EXT" && mount -t ext4 /dev/ram0 "$EXT"; then
 	echo evicted >"$EXT/secret"
-	printf '[policy]\nname = twallext\n[file]\ndeny = %s/secret\n' "$EXT" \
+	printf '[policy]\nname = twallext\n[file]\ndeny = %s/secret\n[limits]\ncapability = dac_read_search\n' "$EXT" \
 		>"$SH_TMP/policies/twallext.policy"
 	$CTL policy reload >/dev/null
 	"$WALL" handle-save "$EXT/secret" "$SH_TMP/handle" >/dev/null
