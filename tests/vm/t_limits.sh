@@ -63,7 +63,7 @@ mkdir -p "/tmp/$mark.cwd"
 check "private-tmp from a current directory under the host's /tmp: refused (125)" "$?" 125
 check "... nothing written there" "$(ls "/tmp/$mark.cwd" | wc -l)" 0
 check_match "... and it says what to give" "$(cat "$SH_TMP/cwd.err")" "give --workdir"
-(cd "/tmp/$mark.cwd" && $CTL run --policy ttmp --workdir / -- /usr/bin/bash -c "echo x >inside" 2>/dev/null)
+(cd "/tmp/$mark.cwd" && $CTL run --policy ttmp --workdir /tmp -- /usr/bin/bash -c "echo x >inside" 2>/dev/null)
 check "... with --workdir it runs there" "$?:$(ls "/tmp/$mark.cwd" | wc -l)" "0:0"
 rmdir "/tmp/$mark.cwd"
 mkdir -p /sys/fs/cgroup/t_limits_tmp
