@@ -54,8 +54,8 @@ void sh_enforcer_save_state(struct sh_enforcer *e)
 			 &e->unjudged);
 }
 
-/* Adopted maps: the tags still in the map. Fresh maps: every runtime tag
- * whose cgroup is still there, which the first apply writes into them. */
+/* Every runtime tag in the adopted map or whose cgroup is still there:
+ * the first apply writes them all. */
 static void restore_state(struct sh_enforcer *e)
 {
 	sh_pin_restore_tags(e->state_path, e->adopted ? bpf_map__fd(e->skel->maps.tags) : -1,
@@ -107,13 +107,11 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 	}
 	/* Ours are attached and pinned: older generations can go (what
 	 * their programs let through unrun is reported, sh_enforcer_unjudged),
-	 * but with fresh maps only once the first apply has written the
-	 * restored tags into them: until then the old programs, on their own
-	 * maps, are what holds the trees. */
+	 * but only once the first apply has written every restored tag: until
+	 * then the old programs, on their own maps, hold the trees, and a
+	 * first apply that fails leaves them holding (fail closed). */
 	e->old_seen = *seen;
 	e->old_gens_pending = true;
-	if (e->adopted)
-		sh_enforcer_retire_old(e);
 	return 0;
 }
 

@@ -100,6 +100,25 @@ check "fresh maps: allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 check "fresh maps: one generation left" "$(ls -d "$PIN"/gen-* | wc -l)" 1
 check "fresh maps: a tagged run keeps the programs attached" \
 	"$($CTL status --json | jq .resting)" false
+# An upgrade whose first apply fails (the run's policy gone from the
+# directory) stops, and the generation before it goes on holding the run;
+# the next daemon restores the run's tag into the failed one's fresh maps.
+stop_daemon KILL
+rm "$PIN"/gen-*/map_tags
+mv "$SH_TMP/policies/tpin.policy" "$F/tpin.policy"
+printf '[policy]\nname = tother\n' >"$SH_TMP/policies/tother.policy"
+"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" --socket "$SOCK" \
+	--pin-dir "$PIN" 2>"$F/fail.err"
+check "a first apply that fails: the daemon exits 2" "$?" 2
+check_match "... and says why" "$(cat "$F/fail.err")" "in use by run cgroup"
+check "... the generation before holds the run" "$(ask /usr/bin/id)" "err EPERM"
+check "... both generations pinned" "$(ls -d "$PIN"/gen-* | wc -l)" 2
+mv "$F/tpin.policy" "$SH_TMP/policies/tpin.policy"
+rm "$SH_TMP/policies/tother.policy"
+start_daemon --detach-idle 0 || { fail "daemon starts after a failed one"; exit 1; }
+check "after the failed start: the run is tagged again" "$($CTL status | grep -c '(run)')" 1
+check "after the failed start: still refused" "$(ask /usr/bin/id)" "err EPERM"
+check "after the failed start: one generation left" "$(ls -d "$PIN"/gen-* | wc -l)" 1
 echo quit >"$F/cmd"
 wait $runpid
 check "fresh maps: the run ended normally" "$?" 0
