@@ -141,3 +141,19 @@ const char *sh_fmt_bytes(uint64_t v, char *buf, size_t n)
 		snprintf(buf, n, "%" PRIu64 "%c", v, units[u]);
 	return buf;
 }
+
+uint64_t sh_default_run_memory(void)
+{
+	char buf[4096], *p;
+	unsigned long long kib;
+	FILE *f = fopen("/proc/meminfo", "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	p = strstr(buf, "MemTotal:");
+	if (!p || sscanf(p, "MemTotal: %llu kB", &kib) != 1)
+		return 0;
+	return (kib / 2 / 1024) << 20;
+}

@@ -33,7 +33,7 @@ allow = $SH_BUILD/tests/vm/
 [limits]
 private-tmp = 1M
 P
-start_daemon || { fail "daemon starts"; exit 1; }
+start_daemon --run-memory-max 96M || { fail "daemon starts"; exit 1; }
 
 # private-tmp: a /tmp and /var/tmp of the run's own, sized, gone with it.
 mark=sh-tmp-$$
@@ -82,8 +82,30 @@ check "the policy's limits are on the run's cgroup" "$(knobs tlim)" \
 	"memory.max=67108864;memory.swap.max=0;cpu.max=20000 100000;io.weight=default 50;memory.oom.group=1;"
 check "run flags override them" "$(knobs tlim --memory-max 32M --cpu-max 150% --io-weight 200)" \
 	"memory.max=33554432;memory.swap.max=0;cpu.max=150000 100000;io.weight=default 200;memory.oom.group=1;"
-check_match "without limits: none set (memory.oom.group still 1)" "$(knobs tnolim)" \
-	"^memory.max=max;memory.swap.max=max;cpu.max=max 100000;io.weight=default 100;memory.oom.group=1;$"
+check_match "without limits: the daemon's memory ceiling (--run-memory-max 96M), nothing else" \
+	"$(knobs tnolim)" \
+	"^memory.max=100663296;memory.swap.max=max;cpu.max=max 100000;io.weight=default 100;memory.oom.group=1;$"
+check "... the run-start record says where it came from" \
+	"$(jq -r 'select(.event=="run-start" and .policy=="tnolim") | "\(.memory_max) \(.memory_max_from)"' "$AUDIT" | tail -n 1)" \
+	"100663296 daemon"
+check_match "... and status shows the ceiling" "$($CTL status)" "run memory ceiling: 96M"
+# A tree without limits holding memory no process's RSS counts (a memfd
+# never mapped): its cgroup is charged, the ceiling's OOM kills the tree,
+# the daemon and an outsider live.
+sleep 600 &
+outsider=$!
+run_in_tree tnolim "$HOG" memfd 200
+check "a memfd hog without limits: killed at the ceiling (128+9)" "$RC" 137
+check "... its run-end says OOM" \
+	"$(jq -r 'select(.event=="run-end") | .oom' "$AUDIT" | tail -n 1)" 1
+check "... the daemon and an outsider live" \
+	"$(kill -0 "$DAEMON_PID" && kill -0 "$outsider" && echo alive)" alive
+kill "$outsider"
+run_in_tree tnolim "$HOG" memfd 16
+check "... its twin within the ceiling survives" "$OUT" survived
+"$SH_BUILD/sharnessd" --run-memory-max lots --socket "$SOCK.x" 2>"$SH_TMP/rm.err"
+check "--run-memory-max lots: exit 1" "$?" 1
+check_match "... says what it takes" "$(cat "$SH_TMP/rm.err")" "takes a size .256M, 4G. or 'none'"
 rec=$(jq -c 'select(.event=="run-start" and .policy=="tlim")' "$AUDIT" | head -1)
 check "run-start records the limits" "$(jq -r '"\(.memory_max) \(.memory_swap_max) \(.cpu_max_pct) \(.io_weight)"' <<<"$rec")" \
 	"67108864 0 20 50"
