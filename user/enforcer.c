@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,11 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	e->idle_since_ms = 0;
 	if (e->attached)
 		return 0;
+	/* A detach still going on: our programs may not be linked twice. */
+	if (e->detach_pid > 0) {
+		waitpid(e->detach_pid, NULL, 0);
+		e->detach_pid = 0;
+	}
 	err = sharness_bpf__attach(e->skel);
 	if (!err)
 		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
@@ -144,14 +150,52 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	return 0;
 }
 
-/* Detached only with nothing tagged: no tree, and so no member anywhere
- * (a task is held only while its tree's cgroup is tagged). */
+/*
+ * Detached only with nothing tagged: no tree, and so no member anywhere
+ * (a task is held only while its tree's cgroup is tagged). A link's last
+ * close waits on the kernel's tracing machinery (ftrace and RCU tasks:
+ * about 140 ms a link under emulation), so a child process holds the last
+ * references and closes them while the daemon goes on; the next wake
+ * waits for it. Without a child (fork failed) the daemon closes them.
+ */
 static void rest(struct sh_enforcer *e)
 {
+	const struct bpf_object_skeleton *s = e->skel->skeleton;
+	int p[2] = { -1, -1 };
+	pid_t pid = -1;
+	char c;
+
 	if (!e->attached || e->ntags || e->skel->bss->ntagged)
 		return;
-	sh_pin_drop_links(e->skel->skeleton);
+	for (int i = 0; i < s->prog_cnt; i++)
+		if (*s->progs[i].link)
+			bpf_link__unpin(*s->progs[i].link);
+	if (pipe2(p, O_CLOEXEC) == 0)
+		pid = fork();
+	if (pid == 0) {
+		/* Until the daemon has closed its copies, then every fd (the
+		 * lock file's first), the links' last ones among them. */
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close_range(0, ~0u, 0);
+		_exit(0);
+	}
+	sh_pin_drop_links(s);
+	if (p[0] >= 0) {
+		close(p[0]);
+		close(p[1]);
+	}
+	e->detach_pid = pid > 0 ? pid : 0;
 	e->attached = false;
+}
+
+/* Links gone in the kernel: detached, and no child still detaching. */
+static bool links_gone(struct sh_enforcer *e)
+{
+	if (e->detach_pid > 0 && waitpid(e->detach_pid, NULL, WNOHANG) != 0)
+		e->detach_pid = 0;
+	return !e->attached && e->detach_pid == 0;
 }
 
 void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping)
@@ -175,6 +219,11 @@ bool sh_enforcer_attached(struct sh_enforcer *e, unsigned *attach_ms)
 	if (attach_ms)
 		*attach_ms = e->attach_ms;
 	return e->attached;
+}
+
+bool sh_enforcer_resting(struct sh_enforcer *e)
+{
+	return links_gone(e);
 }
 
 void sh_enforcer_set_detach_idle(struct sh_enforcer *e, int seconds)

@@ -31,6 +31,7 @@ struct sh_enforcer {
 	uint64_t idle_since_ms;                 /* nothing tagged since (0: something is) */
 	unsigned attach_ms;                     /* the last attach took */
 	bool old_gens_pending;                  /* older generations still pinned */
+	int detach_pid;                         /* the child closing the links, or 0 */
 	struct sh_unjudged_seen old_seen;       /* what their daemon reported */
 };
 

@@ -186,7 +186,7 @@ static void status_json_more(struct sh_daemon *d, struct sh_buf *b)
 	sh_pin_state(d->pin_dir, &links, &pinned);
 	sh_json_uint_field(b, "programs_attached", links);
 	/* Detached while nothing is tagged (--detach-idle). */
-	sh_json_bool_field(b, "resting", !attached);
+	sh_json_bool_field(b, "resting", !attached && sh_enforcer_resting(d->enf));
 	sh_json_uint_field(b, "last_attach_ms", attach_ms);
 	json_str(b, "socket", d->socket_path);
 	json_str(b, "pin_dir", d->pin_dir);
@@ -291,6 +291,9 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	if (sh_enforcer_attached(d->enf, NULL))
 		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached: %u\n",
 			     sh_version, getpid(), links);
+	else if (!sh_enforcer_resting(d->enf))
+		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, nothing tagged, "
+			     "programs detaching\n", sh_version, getpid());
 	else
 		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, resting: nothing tagged, "
 			     "programs loaded and detached until the next tag\n",
