@@ -150,6 +150,39 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	return 0;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * The child of a rest: every fd but the links' closed first, each on its
+ * own (the daemon's lock file among them: a daemon stopping may not leave
+ * it held), then, once the daemon has closed its copies, the links.
+ */
+static __attribute__((noreturn)) void detach_child(const struct bpf_object_skeleton *s,
+						    const int p[2])
+{
+	int fds[SH_MAX_PROGS + 1], n = 0, from = 0;
+	char c;
+
+	for (int i = 0; i < s->prog_cnt && n < SH_MAX_PROGS; i++)
+		if (*s->progs[i].link && bpf_link__fd(*s->progs[i].link) >= 0)
+			fds[n++] = bpf_link__fd(*s->progs[i].link);
+	fds[n++] = p[0];
+	qsort(fds, n, sizeof(fds[0]), cmp_int);
+	for (int i = 0; i < n; i++) {
+		if (fds[i] > from)
+			close_range(from, fds[i] - 1, 0);
+		from = fds[i] + 1;
+	}
+	close_range(from, ~0u, 0);
+	while (read(p[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close_range(0, ~0u, 0);
+	_exit(0);
+}
+
 /*
  * Detached only with nothing tagged: no tree, and so no member anywhere
  * (a task is held only while its tree's cgroup is tagged). A link's last
@@ -163,7 +196,6 @@ static void rest(struct sh_enforcer *e)
 	const struct bpf_object_skeleton *s = e->skel->skeleton;
 	int p[2] = { -1, -1 };
 	pid_t pid = -1;
-	char c;
 
 	if (!e->attached || e->ntags || e->skel->bss->ntagged)
 		return;
@@ -172,15 +204,8 @@ static void rest(struct sh_enforcer *e)
 			bpf_link__unpin(*s->progs[i].link);
 	if (pipe2(p, O_CLOEXEC) == 0)
 		pid = fork();
-	if (pid == 0) {
-		/* Until the daemon has closed its copies, then every fd (the
-		 * lock file's first), the links' last ones among them. */
-		close(p[1]);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		close_range(0, ~0u, 0);
-		_exit(0);
-	}
+	if (pid == 0)
+		detach_child(s, p);
 	sh_pin_drop_links(s);
 	if (p[0] >= 0) {
 		close(p[0]);
