@@ -558,6 +558,9 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 {
 	if (!e)
 		return;
+	/* A detach under way ends with the daemon, not after it. */
+	if (e->detach_pid > 0)
+		waitpid(e->detach_pid, NULL, 0);
 	ring_buffer__free(e->rb);
 	sharness_bpf__destroy(e->skel);
 	for (int s = 0; s < SH_SLOTS; s++)

@@ -543,8 +543,8 @@ static void stop(struct sh_daemon *d)
 	sh_rec_unjudged(d, true);
 	sh_rl_flush_all(&d->rl);
 	sh_metrics_write(d, true);
-	/* Nothing tagged: nothing left attached for no daemon. */
-	sh_enforcer_idle_tick(d->enf, true);
+	/* A stop does not detach (the next start or --unload does): only a
+	 * rest already under way is waited for, at the enforcer's end. */
 	sh_rec_attached(d);
 	sh_audit_begin_meta(&d->buf, "daemon-stop");
 	sh_json_uint_field(&d->buf, "pid", getpid());
