@@ -7,8 +7,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/wait.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +124,27 @@ void sh_enforcer_retire_old(struct sh_enforcer *e)
 	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, &e->old_seen);
 }
 
+/* The links a rest took from the skeleton, closed one by one. */
+static void *detach_links(void *arg)
+{
+	struct sh_enforcer *e = arg;
+
+	for (int i = 0; i < e->ndetaching; i++)
+		bpf_link__destroy(e->detaching[i]);
+	__atomic_store_n(&e->detach_done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Waits for a rest's detach, if one is going on. */
+static void detach_wait(struct sh_enforcer *e)
+{
+	if (!e->detach_running)
+		return;
+	pthread_join(e->detach_thread, NULL);
+	e->detach_running = false;
+	e->ndetaching = 0;
+}
+
 int sh_enforcer_wake(struct sh_enforcer *e)
 {
 	uint64_t t0 = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
@@ -133,10 +154,7 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	if (e->attached)
 		return 0;
 	/* A detach still going on: our programs may not be linked twice. */
-	if (e->detach_pid > 0) {
-		waitpid(e->detach_pid, NULL, 0);
-		e->detach_pid = 0;
-	}
+	detach_wait(e);
 	err = sharness_bpf__attach(e->skel);
 	if (!err)
 		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
@@ -150,80 +168,46 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
-/*
- * The child of a rest: every fd but the links' closed first, each on its
- * own (the daemon's lock file among them: a daemon stopping may not leave
- * it held), then, once the daemon has closed its copies, the links.
- */
-static __attribute__((noreturn)) void detach_child(const struct bpf_object_skeleton *s,
-						    const int p[2])
-{
-	int fds[SH_MAX_PROGS + 1], n = 0, from = 0;
-	char c;
-
-	for (int i = 0; i < s->prog_cnt && n < SH_MAX_PROGS; i++)
-		if (*s->progs[i].link && bpf_link__fd(*s->progs[i].link) >= 0)
-			fds[n++] = bpf_link__fd(*s->progs[i].link);
-	fds[n++] = p[0];
-	qsort(fds, n, sizeof(fds[0]), cmp_int);
-	for (int i = 0; i < n; i++) {
-		if (fds[i] > from)
-			close_range(from, fds[i] - 1, 0);
-		from = fds[i] + 1;
-	}
-	close_range(from, ~0u, 0);
-	while (read(p[0], &c, 1) < 0 && errno == EINTR)
-		;
-	close_range(0, ~0u, 0);
-	_exit(0);
-}
-
 /*
  * Detached only with nothing tagged: no tree, and so no member anywhere
  * (a task is held only while its tree's cgroup is tagged). A link's last
  * close waits on the kernel's tracing machinery (ftrace and RCU tasks:
- * about 140 ms a link under emulation), so a child process holds the last
- * references and closes them while the daemon goes on; the next wake
- * waits for it. Without a child (fork failed) the daemon closes them.
+ * about 140 ms a link under emulation), so a thread of the daemon closes
+ * them while its loop goes on; the next wake, and the daemon's end, wait
+ * for it. Without a thread the loop closes them itself.
  */
 static void rest(struct sh_enforcer *e)
 {
 	const struct bpf_object_skeleton *s = e->skel->skeleton;
-	int p[2] = { -1, -1 };
-	pid_t pid = -1;
 
 	if (!e->attached || e->ntags || e->skel->bss->ntagged)
 		return;
-	for (int i = 0; i < s->prog_cnt; i++)
-		if (*s->progs[i].link)
-			bpf_link__unpin(*s->progs[i].link);
-	if (pipe2(p, O_CLOEXEC) == 0)
-		pid = fork();
-	if (pid == 0)
-		detach_child(s, p);
-	sh_pin_drop_links(s);
-	if (p[0] >= 0) {
-		close(p[0]);
-		close(p[1]);
+	e->ndetaching = 0;
+	for (int i = 0; i < s->prog_cnt && e->ndetaching < SH_MAX_PROGS; i++) {
+		struct bpf_link **l = s->progs[i].link;
+
+		if (!*l)
+			continue;
+		bpf_link__unpin(*l);
+		e->detaching[e->ndetaching++] = *l;
+		*l = NULL;
 	}
-	e->detach_pid = pid > 0 ? pid : 0;
 	e->attached = false;
+	e->detach_done = false;
+	e->detach_running = pthread_create(&e->detach_thread, NULL, detach_links, e) == 0;
+	if (!e->detach_running)
+		detach_links(e);
 }
 
-/* Links gone in the kernel: detached, and no child still detaching. */
-static bool links_gone(struct sh_enforcer *e)
+/* Links gone in the kernel: detached, and no detach still going on. */
+bool sh_enforcer_resting(struct sh_enforcer *e)
 {
-	if (e->detach_pid > 0 && waitpid(e->detach_pid, NULL, WNOHANG) != 0)
-		e->detach_pid = 0;
-	return !e->attached && e->detach_pid == 0;
+	if (e->detach_running && __atomic_load_n(&e->detach_done, __ATOMIC_ACQUIRE))
+		detach_wait(e);
+	return !e->attached && !e->detach_running;
 }
 
-void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping)
+void sh_enforcer_idle_tick(struct sh_enforcer *e)
 {
 	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
 
@@ -235,7 +219,7 @@ void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping)
 		e->idle_since_ms = now;
 	if (e->detach_idle < 0)
 		return;
-	if (stopping || now - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
+	if (now - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
 		rest(e);
 }
 
@@ -244,11 +228,6 @@ bool sh_enforcer_attached(struct sh_enforcer *e, unsigned *attach_ms)
 	if (attach_ms)
 		*attach_ms = e->attach_ms;
 	return e->attached;
-}
-
-bool sh_enforcer_resting(struct sh_enforcer *e)
-{
-	return links_gone(e);
 }
 
 void sh_enforcer_set_detach_idle(struct sh_enforcer *e, int seconds)
@@ -295,7 +274,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	e->detach_idle = 10;
+	e->detach_idle = SH_DETACH_IDLE_DEFAULT;
 	if (e->adopted) {
 		e->slot = e->skel->bss->active_slot & 1;
 		restore_state(e);
@@ -559,8 +538,7 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 	if (!e)
 		return;
 	/* A detach under way ends with the daemon, not after it. */
-	if (e->detach_pid > 0)
-		waitpid(e->detach_pid, NULL, 0);
+	detach_wait(e);
 	ring_buffer__free(e->rb);
 	sharness_bpf__destroy(e->skel);
 	for (int s = 0; s < SH_SLOTS; s++)

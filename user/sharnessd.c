@@ -527,7 +527,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 		sh_rl_flush_old(&d->rl);
 		sh_metrics_write(d, false);
 		sh_learning_watch(d);
-		sh_enforcer_idle_tick(d->enf, false);
+		sh_enforcer_idle_tick(d->enf);
 		sh_rec_attached(d);
 	}
 }
@@ -607,7 +607,7 @@ int main(int argc, char **argv)
 		.journal = { .fd = -1 },
 	};
 	struct proc p = { .lock_fd = -1, .lfd = -1, .sfd = -1, .efd = -1, .notify_fd = -1,
-			  .journal = -1, .detach_idle = 10 };
+			  .journal = -1, .detach_idle = SH_DETACH_IDLE_DEFAULT };
 	int ret;
 
 	sh_prog = "sharnessd";
