@@ -4,6 +4,7 @@
  * share, and the words a run-begin request carries them in.
  */
 #include "reslimit.h"
+#include "util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -146,14 +147,9 @@ uint64_t sh_default_run_memory(void)
 {
 	char buf[4096], *p;
 	unsigned long long kib;
-	FILE *f = fopen("/proc/meminfo", "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
 
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	p = strstr(buf, "MemTotal:");
-	if (!p || sscanf(p, "MemTotal: %llu kB", &kib) != 1)
+	if (sh_read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 ||
+	    !(p = strstr(buf, "MemTotal:")) || sscanf(p, "MemTotal: %llu kB", &kib) != 1)
 		return 0;
 	return (kib / 2 / 1024) << 20;
 }

@@ -236,8 +236,14 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	 * memfd or tmpfs counts in no process's RSS, but in the cgroup's). */
 	bool ceiling = !l.memory_max && d->run_memory_max;
 
-	if (ceiling)
+	if (ceiling) {
 		l.memory_max = d->run_memory_max;
+		/* Pages swapped out leave memory.max: swap is bounded too. */
+		if (!l.has_swap) {
+			l.memory_swap_max = d->run_memory_max;
+			l.has_swap = true;
+		}
+	}
 	pids = strtoul(argv[2], NULL, 10);
 	if (!pids)
 		pids = p->pids_max;
