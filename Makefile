@@ -128,7 +128,7 @@ FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Iinclude -Iuser -I$(BUILD) $(WARN)
 FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
-		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c
+		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c user/util.c
 FUZZ_SRCS_control := user/control.c user/util.c
 FUZZ_SRCS_json    := user/json.c
 

@@ -77,19 +77,21 @@ int BPF_PROG(sh_task_movememory, struct task_struct *p, int ret)
  * credentials (the OOM killer asking about a victim) are not the tree's
  * own use and are left alone; NOAUDIT checks are refused without a record.
  *
- * CAP_DAC_READ_SEARCH is asked for first on every read of a file or
- * directory root may not read by its mode, and CAP_DAC_OVERRIDE (a
- * tree's) then allows it: those refusals change nothing and leave no
- * record. Where it alone decides -- open_by_handle_at (an inode by
- * number, one a mount covers too) and linkat's AT_EMPTY_PATH -- the
- * refusal is recorded.
+ * CAP_DAC_READ_SEARCH is asked for on every read of a file or directory
+ * root may not read by its mode, where CAP_DAC_OVERRIDE (a tree's) grants
+ * the same: there it passes before any lookup, outsiders' too. The calls
+ * where it alone decides -- open_by_handle_at (an inode by number, one a
+ * mount covers too) and linkat's AT_EMPTY_PATH -- have no hook of their
+ * own: they are told by the system call (x86_64, x32 and i386 numbers)
+ * and judged as any capability outside the default set.
  */
 static __always_inline bool dac_read_search_decides(void)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	long nr = regs ? BPF_CORE_READ(regs, orig_ax) : -1;
+	long nr = regs ? BPF_CORE_READ(regs, orig_ax) & ~SH_X32_SYSCALL_BIT : -1;
 
-	return nr == SH_NR_OPEN_BY_HANDLE_AT || nr == SH_NR_LINKAT;
+	return nr == SH_NR_OPEN_BY_HANDLE_AT || nr == SH_NR_LINKAT ||
+	       nr == SH_NR32_OPEN_BY_HANDLE_AT || nr == SH_NR32_LINKAT;
 }
 
 SEC("lsm/capable")
@@ -102,6 +104,8 @@ int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int
 		return ret;
 	if (cap >= 0 && cap < 64 && (SH_CAPS_TREE_DEFAULT & SH_CAP_BIT(cap)))
 		return 0;
+	if (cap == CAP_DAC_READ_SEARCH && !dac_read_search_decides())
+		return 0;
 	if (!membership(&m))
 		return 0;
 	if ((unsigned long)cred != (unsigned long)BPF_CORE_READ(bpf_get_current_task_btf(), cred))
@@ -109,8 +113,7 @@ int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int
 	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
 	if (m.flags && cap >= 0 && cap < 64 && (m.caps & SH_CAP_BIT(cap)))
 		return 0;
-	if ((opts & CAP_OPT_NOAUDIT) ||
-	    (cap == CAP_DAC_READ_SEARCH && !dac_read_search_decides()))
+	if (opts & CAP_OPT_NOAUDIT)
 		return (m.flags & SH_PF_AUDIT) ? 0 : -EPERM;
 	return report(&m, 0, &(struct refusal){
 			.hook = SH_HOOK_CAPABILITY, .op = SH_OP_CAPABLE, .op_flags = (__u32)cap },

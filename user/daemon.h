@@ -61,6 +61,7 @@ struct sh_daemon {
 	int log_wfd;                    /* inotify on the log's directory, or -1 */
 	bool log_watch_said;            /* that it could not be set, logged */
 	bool attached_said;             /* attached, as the last record said */
+	uint64_t run_memory_max;        /* a run with no memory-max gets this (0: none) */
 };
 
 /* sharnessd.c: re-reads the policy directory and swaps it in; on any

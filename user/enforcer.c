@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +55,8 @@ void sh_enforcer_save_state(struct sh_enforcer *e)
 			 &e->unjudged);
 }
 
-/* Adopted maps: the tags still in the map. Fresh maps: every runtime tag
- * whose cgroup is still there, which the first apply writes into them. */
+/* Every runtime tag in the adopted map or whose cgroup is still there:
+ * the first apply writes them all. */
 static void restore_state(struct sh_enforcer *e)
 {
 	sh_pin_restore_tags(e->state_path, e->adopted ? bpf_map__fd(e->skel->maps.tags) : -1,
@@ -107,13 +108,11 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 	}
 	/* Ours are attached and pinned: older generations can go (what
 	 * their programs let through unrun is reported, sh_enforcer_unjudged),
-	 * but with fresh maps only once the first apply has written the
-	 * restored tags into them: until then the old programs, on their own
-	 * maps, are what holds the trees. */
+	 * but only once the first apply has written every restored tag: until
+	 * then the old programs, on their own maps, hold the trees, and a
+	 * first apply that fails leaves them holding (fail closed). */
 	e->old_seen = *seen;
 	e->old_gens_pending = true;
-	if (e->adopted)
-		sh_enforcer_retire_old(e);
 	return 0;
 }
 
@@ -125,6 +124,27 @@ void sh_enforcer_retire_old(struct sh_enforcer *e)
 	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, &e->old_seen);
 }
 
+/* The links a rest took from the skeleton, closed one by one. */
+static void *detach_links(void *arg)
+{
+	struct sh_enforcer *e = arg;
+
+	for (int i = 0; i < e->ndetaching; i++)
+		bpf_link__destroy(e->detaching[i]);
+	__atomic_store_n(&e->detach_done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Waits for a rest's detach, if one is going on. */
+static void detach_wait(struct sh_enforcer *e)
+{
+	if (!e->detach_running)
+		return;
+	pthread_join(e->detach_thread, NULL);
+	e->detach_running = false;
+	e->ndetaching = 0;
+}
+
 int sh_enforcer_wake(struct sh_enforcer *e)
 {
 	uint64_t t0 = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
@@ -133,6 +153,8 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	e->idle_since_ms = 0;
 	if (e->attached)
 		return 0;
+	/* A detach still going on: our programs may not be linked twice. */
+	detach_wait(e);
 	err = sharness_bpf__attach(e->skel);
 	if (!err)
 		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
@@ -146,17 +168,46 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	return 0;
 }
 
-/* Detached only with nothing tagged: no tree, and so no member anywhere
- * (a task is held only while its tree's cgroup is tagged). */
+/*
+ * Detached only with nothing tagged: no tree, and so no member anywhere
+ * (a task is held only while its tree's cgroup is tagged). A link's last
+ * close waits on the kernel's tracing machinery (ftrace and RCU tasks:
+ * about 140 ms a link under emulation), so a thread of the daemon closes
+ * them while its loop goes on; the next wake, and the daemon's end, wait
+ * for it. Without a thread the loop closes them itself.
+ */
 static void rest(struct sh_enforcer *e)
 {
+	const struct bpf_object_skeleton *s = e->skel->skeleton;
+
 	if (!e->attached || e->ntags || e->skel->bss->ntagged)
 		return;
-	sh_pin_drop_links(e->skel->skeleton);
+	e->ndetaching = 0;
+	for (int i = 0; i < s->prog_cnt && e->ndetaching < SH_MAX_PROGS; i++) {
+		struct bpf_link **l = s->progs[i].link;
+
+		if (!*l)
+			continue;
+		bpf_link__unpin(*l);
+		e->detaching[e->ndetaching++] = *l;
+		*l = NULL;
+	}
 	e->attached = false;
+	e->detach_done = false;
+	e->detach_running = pthread_create(&e->detach_thread, NULL, detach_links, e) == 0;
+	if (!e->detach_running)
+		detach_links(e);
 }
 
-void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping)
+/* Links gone in the kernel: detached, and no detach still going on. */
+bool sh_enforcer_resting(struct sh_enforcer *e)
+{
+	if (e->detach_running && __atomic_load_n(&e->detach_done, __ATOMIC_ACQUIRE))
+		detach_wait(e);
+	return !e->attached && !e->detach_running;
+}
+
+void sh_enforcer_idle_tick(struct sh_enforcer *e)
 {
 	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
 
@@ -168,7 +219,7 @@ void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping)
 		e->idle_since_ms = now;
 	if (e->detach_idle < 0)
 		return;
-	if (stopping || now - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
+	if (now - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
 		rest(e);
 }
 
@@ -223,7 +274,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		err = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	e->detach_idle = 10;
+	e->detach_idle = SH_DETACH_IDLE_DEFAULT;
 	if (e->adopted) {
 		e->slot = e->skel->bss->active_slot & 1;
 		restore_state(e);
@@ -486,6 +537,8 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 {
 	if (!e)
 		return;
+	/* A detach under way ends with the daemon, not after it. */
+	detach_wait(e);
 	ring_buffer__free(e->rb);
 	sharness_bpf__destroy(e->skel);
 	for (int s = 0; s < SH_SLOTS; s++)

@@ -38,12 +38,15 @@ bool sh_enforcer_adopted(struct sh_enforcer *e);
 /* With nothing tagged for `seconds` (<0: never), the programs are detached
  * (they stay loaded) and attached again before the next tag is written:
  * between jobs the host's hooks call nothing. */
+#define SH_DETACH_IDLE_DEFAULT 10
 void sh_enforcer_set_detach_idle(struct sh_enforcer *e, int seconds);
-/* Called about once a second, and with stopping at the daemon's stop (a
- * daemon that stops with nothing tagged leaves nothing attached). */
-void sh_enforcer_idle_tick(struct sh_enforcer *e, bool stopping);
-/* Are the programs attached; how long their last attach took (ms). */
+/* Called about once a second: rests after detach_idle seconds untagged. */
+void sh_enforcer_idle_tick(struct sh_enforcer *e);
+/* Are the programs attached (links held); how long the last attach took
+ * (ms). */
 bool sh_enforcer_attached(struct sh_enforcer *e, unsigned *attach_ms);
+/* Detached, and the kernel's links gone (a detach in the background over). */
+bool sh_enforcer_resting(struct sh_enforcer *e);
 /* The daemon's own process: no tree may signal or trace it. */
 void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid);
 /* vm.mmap_min_addr: no tree maps below it. */

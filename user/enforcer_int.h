@@ -7,6 +7,8 @@
 #ifndef SH_ENFORCER_INT_H
 #define SH_ENFORCER_INT_H
 
+#include <pthread.h>
+
 #include "enforcer.h"
 #include "pin.h"
 
@@ -31,6 +33,12 @@ struct sh_enforcer {
 	uint64_t idle_since_ms;                 /* nothing tagged since (0: something is) */
 	unsigned attach_ms;                     /* the last attach took */
 	bool old_gens_pending;                  /* older generations still pinned */
+	/* A rest's detach: the links taken from the skeleton, closed by a
+	 * thread (detach_running until joined; detach_done once closed). */
+	struct bpf_link *detaching[SH_MAX_PROGS];
+	int ndetaching;
+	pthread_t detach_thread;
+	bool detach_running, detach_done;
 	struct sh_unjudged_seen old_seen;       /* what their daemon reported */
 };
 

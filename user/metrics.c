@@ -212,7 +212,7 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	line(b, "sharness_programs_attached %u\n", links);
 	help(b, "sharness_resting", "gauge",
 	     "1 while nothing is tagged and the programs are detached (--detach-idle).");
-	line(b, "sharness_resting %d\n", !sh_enforcer_attached(d->enf, NULL));
+	line(b, "sharness_resting %d\n", sh_enforcer_resting(d->enf));
 	help(b, "sharness_policies", "gauge", "Policies in force.");
 	line(b, "sharness_policies %zu\n", sh_enforcer_policies(d->enf)->n);
 	help(b, "sharness_tagged_trees", "gauge", "Tagged cgroups (policy cgroup lines, tags and runs).");

@@ -536,7 +536,11 @@ void sh_pin_restore_tags(const char *state_path, int tags_fd,
 		path = strtok_r(NULL, "", &save);
 		if (!policy || !path)
 			continue;
-		if (tags_fd >= 0 ? bpf_map_lookup_elem(tags_fd, &cgid, &v) != 0 : !cgroup_is(path, cgid))
+		/* In the adopted map, or a cgroup still there under its id: a
+		 * generation whose first apply failed left its fresh maps
+		 * without the tags (and the state file with them). */
+		if ((tags_fd < 0 || bpf_map_lookup_elem(tags_fd, &cgid, &v) != 0) &&
+		    !cgroup_is(path, cgid))
 			continue;
 		t = realloc(*tags, (*ntags + 1) * sizeof(*t));
 		if (!t)

@@ -49,8 +49,8 @@ int sh_pin_unload(const char *pin_dir);
 
 /* Runtime tags (tag, run) survive a daemon restart in state_path (NULL:
  * nowhere). Writing replaces the file; reading appends to *tags the
- * entries still present in the tags map (tags_fd), or with tags_fd < 0
- * (fresh maps) those whose cgroup still exists with the same id. */
+ * entries present in the tags map (tags_fd; < 0: fresh maps) or whose
+ * cgroup still exists with the same id. */
 void sh_pin_save_tags(const char *state_path, const struct sh_tag_entry *tags, size_t n,
 		      unsigned slot, char *const names[SH_MAX_POLICIES],
 		      const struct sh_unjudged_seen *u);

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "policy_parse.h"
+#include "sharness.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -441,6 +442,11 @@ int sh_policy_parse_file(const char *path, struct sh_policy *out, struct sh_erro
 		sh_perr(&c, c.tmp_line, "private-tmp is given to runs only: a cgroup = line "
 			"(line %d) would hold a tree to this policy with the host's /tmp",
 			p.cgroup_lines ? p.cgroup_lines[0] : 0);
+	/* open_by_handle_at names an inode by number, one the run's /tmp
+	 * covers too: the host's. */
+	if (!c.stop && p.limits.private_tmp && (p.caps_allow & SH_CAP_BIT(2)))
+		sh_perr(&c, c.tmp_line, "private-tmp and capability = dac_read_search do not go "
+			"together: open_by_handle_at reaches the host's /tmp under the run's own");
 	if (!c.stop && !c.name_seen) {
 		if (c.policy_line)
 			sh_perr(&c, c.policy_line, "missing 'name' in [policy]");

@@ -140,7 +140,8 @@ void sh_rec_attached(struct sh_daemon *d)
 	unsigned ms = 0;
 	bool a = sh_enforcer_attached(d->enf, &ms);
 
-	if (a == d->attached_said)
+	/* Detached: said once the links are gone in the kernel. */
+	if (a == d->attached_said || (!a && !sh_enforcer_resting(d->enf)))
 		return;
 	d->attached_said = a;
 	sh_audit_begin_meta(&d->buf, a ? "programs-attached" : "programs-detached");

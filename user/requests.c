@@ -20,6 +20,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "names.h"
+#include "reslimit.h"
 #include "pin.h"
 #include "util.h"
 
@@ -185,7 +186,7 @@ static void status_json_more(struct sh_daemon *d, struct sh_buf *b)
 	sh_pin_state(d->pin_dir, &links, &pinned);
 	sh_json_uint_field(b, "programs_attached", links);
 	/* Detached while nothing is tagged (--detach-idle). */
-	sh_json_bool_field(b, "resting", !attached);
+	sh_json_bool_field(b, "resting", !attached && sh_enforcer_resting(d->enf));
 	sh_json_uint_field(b, "last_attach_ms", attach_ms);
 	json_str(b, "socket", d->socket_path);
 	json_str(b, "pin_dir", d->pin_dir);
@@ -194,6 +195,7 @@ static void status_json_more(struct sh_daemon *d, struct sh_buf *b)
 	if (d->metrics.file)
 		json_str(b, "metrics_file", d->metrics.file);
 	json_str(b, "journal", d->journal.on ? "on" : "off");
+	sh_json_uint_field(b, "run_memory_max", d->run_memory_max);
 	sh_json_uint_field(b, "journal_sent", d->journal.sent);
 	sh_json_uint_field(b, "journal_errors", d->journal.errors);
 	json_policies(b, sh_enforcer_policies(d->enf));
@@ -289,6 +291,9 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	if (sh_enforcer_attached(d->enf, NULL))
 		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, programs attached: %u\n",
 			     sh_version, getpid(), links);
+	else if (!sh_enforcer_resting(d->enf))
+		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, nothing tagged, "
+			     "programs detaching\n", sh_version, getpid());
 	else
 		sh_ctl_reply(fd, 'O', "sharnessd %s (pid %d): enforcing, resting: nothing tagged, "
 			     "programs loaded and detached until the next tag\n",
@@ -298,6 +303,15 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_ctl_reply(fd, 'O', "journal: %s (sent %llu, failed %llu)\n",
 		     d->journal.on ? "on" : "off", (unsigned long long)d->journal.sent,
 		     (unsigned long long)d->journal.errors);
+	if (d->run_memory_max) {
+		char mb[32];
+
+		sh_ctl_reply(fd, 'O', "run memory ceiling: %s (runs whose policy and flags set "
+			     "no memory-max; --run-memory-max)\n",
+			     sh_fmt_bytes(d->run_memory_max, mb, sizeof(mb)));
+	} else {
+		sh_ctl_reply(fd, 'O', "run memory ceiling: none (--run-memory-max none)\n");
+	}
 	sh_ctl_reply(fd, 'O', "policy digest: %s\n", sh_metrics_digest(d, dg));
 	sh_ctl_reply(fd, 'O', "policies: %zu\n", set->n);
 	for (size_t i = 0; i < set->n; i++)

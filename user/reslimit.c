@@ -4,6 +4,7 @@
  * share, and the words a run-begin request carries them in.
  */
 #include "reslimit.h"
+#include "util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -140,4 +141,15 @@ const char *sh_fmt_bytes(uint64_t v, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%" PRIu64 "%c", v, units[u]);
 	return buf;
+}
+
+uint64_t sh_default_run_memory(void)
+{
+	char buf[4096], *p;
+	unsigned long long kib;
+
+	if (sh_read_file("/proc/meminfo", buf, sizeof(buf)) <= 0 ||
+	    !(p = strstr(buf, "MemTotal:")) || sscanf(p, "MemTotal: %llu kB", &kib) != 1)
+		return 0;
+	return (kib / 2 / 1024) << 20;
 }

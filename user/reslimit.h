@@ -40,6 +40,10 @@ void sh_limits_merge(struct sh_limits *base, const struct sh_limits *over);
 size_t sh_limits_words(const struct sh_limits *l, char words[SH_LIMIT_WORDS][48]);
 bool sh_limits_parse_word(const char *w, struct sh_limits *l);
 
+/* The ceiling a run without memory-max gets unless the daemon is told
+ * otherwise: half of MemTotal, in whole MiB (0 if it cannot be read). */
+uint64_t sh_default_run_memory(void);
+
 /* "64M" for 67108864: a size for messages. */
 const char *sh_fmt_bytes(uint64_t v, char *buf, size_t n);
 

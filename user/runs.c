@@ -15,6 +15,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "reslimit.h"
 #include "util.h"
 
 #define RUN_PARENT "/sys/fs/cgroup/sharness"
@@ -230,6 +231,19 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 		}
 	l = p->limits;
 	sh_limits_merge(&l, &req);
+	/* No memory-max from the policy or the flag: the daemon's ceiling,
+	 * so that a tree cannot take the host into a global OOM (memory in a
+	 * memfd or tmpfs counts in no process's RSS, but in the cgroup's). */
+	bool ceiling = !l.memory_max && d->run_memory_max;
+
+	if (ceiling) {
+		l.memory_max = d->run_memory_max;
+		/* Pages swapped out leave memory.max: swap is bounded too. */
+		if (!l.has_swap) {
+			l.memory_swap_max = d->run_memory_max;
+			l.has_swap = true;
+		}
+	}
 	pids = strtoul(argv[2], NULL, 10);
 	if (!pids)
 		pids = p->pids_max;
@@ -245,6 +259,8 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	sh_rec_str(d, "policy", p->name);
 	sh_rec_str(d, "cgroup", path);
 	rec_limits(d, pids, &l);
+	if (ceiling)
+		sh_rec_str(d, "memory_max_from", "daemon");
 	if (argc > 3)
 		sh_rec_str(d, "command", argv[3]);
 	if (cmdv < argc)

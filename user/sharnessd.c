@@ -44,6 +44,7 @@
 struct proc {
 	bool foreground, unload, force;
 	int detach_idle;                /* --detach-idle: seconds, <0 never */
+	bool run_memory_set;            /* --run-memory-max given ("none": 0) */
 	int journal;                    /* --journal 1, --no-journal 0, else -1 */
 	char state_path[PATH_MAX], lock_path[PATH_MAX];
 	int lock_fd, lfd, sfd, efd;
@@ -65,6 +66,8 @@ static void usage(FILE *f)
 		"                 [--detach-idle SECONDS|never]  detach the programs after\n"
 		"                 SECONDS with no cgroup tagged (default 10); they are attached\n"
 		"                 again before the next tag\n"
+		"                 [--run-memory-max SIZE|none]  memory.max of a run whose policy\n"
+		"                 and flags set none (default: half of MemTotal)\n"
 		"       sharnessd --unload [--force] [--pin-dir DIR] [--socket PATH] [--audit-log FILE]\n"
 		"                 detach pinned programs left by a stopped daemon\n"
 		"defaults: --policy-dir /etc/sharness/policies\n"
@@ -198,6 +201,7 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		{ "journal", no_argument, 0, 'J' },
 		{ "no-journal", no_argument, 0, 'N' },
 		{ "detach-idle", required_argument, 0, 'I' },
+		{ "run-memory-max", required_argument, 0, 'R' },
 		{ 0 }
 	};
 	int c;
@@ -218,6 +222,14 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		case 'M': d->metrics.file = optarg; break;
 		case 'J': p->journal = 1; break;
 		case 'N': p->journal = 0; break;
+		case 'R':
+			if (strcmp(optarg, "none") && !sh_parse_bytes(optarg, false, &d->run_memory_max)) {
+				fprintf(stderr, "sharnessd: --run-memory-max takes a size (256M, 4G) "
+					"or 'none', not '%s'\n", optarg);
+				return SH_EXIT_FAIL;
+			}
+			p->run_memory_set = true;
+			break;
 		case 'I':
 			if (sh_parse_seconds_or_never(optarg, 86400, &p->detach_idle)) {
 				fprintf(stderr, "sharnessd: --detach-idle takes seconds (0 to 86400) "
@@ -232,23 +244,9 @@ static int parse_args(int argc, char **argv, struct sh_daemon *d, struct proc *p
 		usage(stderr);
 		return SH_EXIT_FAIL;
 	}
+	if (!p->run_memory_set)
+		d->run_memory_max = sh_default_run_memory();
 	return -1;
-}
-
-/*
- * Out of the OOM killer's way, as the unit says (OOMScoreAdjust=-1000)
- * and, started by hand, by itself: memory a tree holds where no process's
- * RSS counts it (tmpfs, an unmapped memfd) would otherwise make the daemon
- * a victim, and with it the audit log and the runs' supervision. Its
- * programs would go on enforcing; a failure is said, not fatal.
- */
-static void keep_off_oom(void)
-{
-	int err = sh_write_file("/proc/self/oom_score_adj", "-1000");
-
-	if (err)
-		sh_log("cannot set its oom_score_adj to -1000: %s (the OOM killer may pick it)",
-		       strerror(-err));
 }
 
 /* One daemon per socket: a second one would fight over the pins. */
@@ -529,7 +527,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 		sh_rl_flush_old(&d->rl);
 		sh_metrics_write(d, false);
 		sh_learning_watch(d);
-		sh_enforcer_idle_tick(d->enf, false);
+		sh_enforcer_idle_tick(d->enf);
 		sh_rec_attached(d);
 	}
 }
@@ -545,8 +543,8 @@ static void stop(struct sh_daemon *d)
 	sh_rec_unjudged(d, true);
 	sh_rl_flush_all(&d->rl);
 	sh_metrics_write(d, true);
-	/* Nothing tagged: nothing left attached for no daemon. */
-	sh_enforcer_idle_tick(d->enf, true);
+	/* A stop does not detach (the next start or --unload does): only a
+	 * rest already under way is waited for, at the enforcer's end. */
 	sh_rec_attached(d);
 	sh_audit_begin_meta(&d->buf, "daemon-stop");
 	sh_json_uint_field(&d->buf, "pid", getpid());
@@ -609,7 +607,7 @@ int main(int argc, char **argv)
 		.journal = { .fd = -1 },
 	};
 	struct proc p = { .lock_fd = -1, .lfd = -1, .sfd = -1, .efd = -1, .notify_fd = -1,
-			  .journal = -1, .detach_idle = 10 };
+			  .journal = -1, .detach_idle = SH_DETACH_IDLE_DEFAULT };
 	int ret;
 
 	sh_prog = "sharnessd";
@@ -632,7 +630,7 @@ int main(int argc, char **argv)
 		return SH_EXIT_FAIL;
 	if (p.unload)
 		return unload_pinned(&d, p.force);
-	keep_off_oom();
+	sh_keep_off_oom();
 	ret = start(&d, &p);
 	if (!ret) {
 		loop(&d, &p);

@@ -396,3 +396,19 @@ int sh_parse_seconds_or_never(const char *s, long max, int *out)
 	*out = (int)v;
 	return 0;
 }
+
+/*
+ * Out of the OOM killer's way, as the unit says (OOMScoreAdjust=-1000)
+ * and, started by hand, by itself: memory a tree holds where no process's
+ * RSS counts it (tmpfs, an unmapped memfd) would otherwise make the daemon
+ * a victim, and with it the audit log and the runs' supervision. Its
+ * programs would go on enforcing; a failure is said, not fatal.
+ */
+void sh_keep_off_oom(void)
+{
+	int err = sh_write_file("/proc/self/oom_score_adj", "-1000");
+
+	if (err)
+		sh_log("cannot set its oom_score_adj to -1000: %s (the OOM killer may pick it)",
+		       strerror(-err));
+}

@@ -80,5 +80,7 @@ int sh_parse_when(const char *s, uint64_t now, uint64_t *out);
 /* Whole seconds from 0 to max, digits only, or "never" (-1): 0 and *out, or
  * -EINVAL (*out untouched). */
 int sh_parse_seconds_or_never(const char *s, long max, int *out);
+/* oom_score_adj -1000 for this process (a failure is logged). */
+void sh_keep_off_oom(void);
 
 #endif

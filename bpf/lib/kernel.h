@@ -103,10 +103,15 @@
 
 #define CAP_OPT_NOAUDIT (1 << 1)
 #define CAP_DAC_READ_SEARCH 2
-/* x86_64 system call numbers (orig_ax) where CAP_DAC_READ_SEARCH alone
- * decides; a 32-bit caller's is refused without a record. */
-#define SH_NR_LINKAT            265
-#define SH_NR_OPEN_BY_HANDLE_AT 304
+/* System call numbers (orig_ax) where CAP_DAC_READ_SEARCH alone decides:
+ * x86_64 (and x32, with its bit cleared), then i386. i386's linkat is
+ * x86_64's name_to_handle_at, which asks for it only on its lookup's
+ * permission checks (refused there too; CAP_DAC_OVERRIDE then grants). */
+#define SH_X32_SYSCALL_BIT        0x40000000
+#define SH_NR_LINKAT              265
+#define SH_NR_OPEN_BY_HANDLE_AT   304
+#define SH_NR32_LINKAT            303
+#define SH_NR32_OPEN_BY_HANDLE_AT 342
 #define PIDTYPE_PID 0
 
 /* Socket families (linux/socket.h). */

@@ -606,6 +606,9 @@ static void test_scalar_values(void **state)
 	expect_errors("err_private_tmp.policy", -EINVAL, 1,
 		      "5: private-tmp is given to runs only: a cgroup = line (line 3) would hold "
 		      "a tree to this policy with the host's /tmp");
+	expect_errors("err_private_tmp_handle.policy", -EINVAL, 1,
+		      "5: private-tmp and capability = dac_read_search do not go together: "
+		      "open_by_handle_at reaches the host's /tmp under the run's own");
 	parse_ok("private_tmp.policy", &p);
 	assert_int_equal(p.limits.private_tmp, 64ull << 20);
 	sh_policy_free(&p);

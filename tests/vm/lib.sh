@@ -81,10 +81,14 @@ CTL="$CTL --pin-dir $PIN"
 # Each start's time, from exec to enforcing (the foreground sharnessd
 # returns then), goes to $SH_STARTS for the suite's summary.
 SH_STARTS=/tmp/sharness-test/starts
+# This build's daemons stay attached between runs (--detach-idle never;
+# ARGS after it win): a rest's detach costs an emulated guest about ten
+# seconds of CPU, and t_pinned takes rest and wake on purpose.
 start_daemon() {
-	local t0=${EPOCHREALTIME/./}
+	local t0=${EPOCHREALTIME/./} stay=()
+	[ -n "${SH_DAEMON:-}" ] || stay=(--detach-idle never)
 	"${SH_DAEMON:-$SH_BUILD/sharnessd}" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
-		--socket "$SOCK" --pin-dir "$PIN" "$@" 2>>"$SH_TMP/daemon.err"
+		--socket "$SOCK" --pin-dir "$PIN" "${stay[@]}" "$@" 2>>"$SH_TMP/daemon.err"
 	local rc=$?
 	[ $rc -ne 0 ] || echo "$T $(( (${EPOCHREALTIME/./} - t0) / 1000 ))" >>"$SH_STARTS"
 	if [ $rc -ne 0 ]; then

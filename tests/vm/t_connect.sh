@@ -177,6 +177,22 @@ try_in_tree tconn2 connect "$W/other.sock"
 check "... its twin without scope: connects" "$OUT" ok
 kill "$other"
 wait "$other" 2>/dev/null
+# An outsider's bound socket handed in (here as the run's standard input):
+# binding it again fails (EINVAL) and does not make it the tree's, nor does
+# listening on it; the outsider's server stays refused.
+python3 -c 'import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+sys.exit(subprocess.call(sys.argv[2:], stdin=s.fileno()))' "$O/handed.sock" \
+	$CTL run --policy tscope -- /usr/bin/bash -c \
+	"\"$TRY\" rebind 0 $W/re.sock; \"$TRY\" connect $O/handed.sock" >"$W/re.out" 2>&1
+check "scope = tree: an outsider's socket handed in, bound again: EINVAL" \
+	"$(head -n 1 "$W/re.out")" "err EINVAL"
+check "... and still not the tree's: its connect refused" "$(sed -n 2p "$W/re.out")" "err EPERM"
+python3 -c 'import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+sys.exit(subprocess.call(sys.argv[2:]))' "$O/handed2.sock" \
+	$CTL run --policy tconn2 -- "$TRY" connect "$O/handed2.sock" >"$W/re2.out" 2>&1
+check "... its twin without scope: connects" "$(head -n 1 "$W/re2.out")" ok
 
 # Outside every tagged tree nothing is touched.
 try_outside connect "$D/s.sock"
@@ -185,7 +201,7 @@ try_outside sendto "$D/d.sock"
 check "outside the tree: denied-dir datagram sent" "$OUT" ok
 try_outside connect-abstract "$ABS"
 check "outside the tree: abstract socket connects" "$OUT" ok
-check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 13
+check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 14
 check "no event from outsiders" "$(audit_count '.hook=="connect" and .comm=="try" and (.cgroup | startswith("/sys/fs/cgroup/sharness/") | not)')" 0
 
 # The servers survived every connection, refused or not.

@@ -33,17 +33,20 @@ allow = $SH_BUILD/tests/vm/
 [limits]
 private-tmp = 1M
 P
-start_daemon || { fail "daemon starts"; exit 1; }
+start_daemon --run-memory-max 96M || { fail "daemon starts"; exit 1; }
 
 # private-tmp: a /tmp and /var/tmp of the run's own, sized, gone with it.
 mark=sh-tmp-$$
 echo host >"/tmp/host-$mark"
 out=$($CTL run --policy ttmp -- /usr/bin/bash -c "echo x >/tmp/$mark && ln -s /etc/shadow /tmp/$mark.lnk &&
 	echo y >/var/tmp/$mark && echo z >/dev/shm/$mark && echo made; [ -e /tmp/host-$mark ] && echo host-visible;
-	head -c 2097152 /dev/zero >/tmp/big; echo big=\$?" 2>"$SH_TMP/tmp.err")
+	head -c 2097152 /dev/zero >/tmp/big; echo big=\$?;
+	[ -e /proc/\$PPID/root/tmp/host-$mark ] && echo via-proc || echo no-proc" 2>"$SH_TMP/tmp.err")
 check "private-tmp: the run writes its /tmp and /var/tmp (exit 0)" "$?" 0
-check "... and sees its own files, not the host's; 2 MiB do not fit in 1M" \
-	"$(tr '\n' ' ' <<<"$out")" "made big=1 "
+check "... and sees its own files, not the host's (not through its supervisor's /proc root); 2 MiB do not fit in 1M" \
+	"$(tr '\n' ' ' <<<"$out")" "made big=1 no-proc "
+check "... its twin: outside, the host's file through /proc/PID/root" \
+	"$([ -e "/proc/$$/root/tmp/host-$mark" ] && echo seen)" seen
 check_match "... the tree was told why" "$(cat "$SH_TMP/tmp.err")" "No space left on device"
 check "... none of it reached the host (file, symlink, /var/tmp, /dev/shm)" \
 	"$([ -e "/tmp/$mark" ] || [ -L "/tmp/$mark.lnk" ] || [ -e "/var/tmp/$mark" ] ||
@@ -51,8 +54,8 @@ check "... none of it reached the host (file, symlink, /var/tmp, /dev/shm)" \
 check "run-start records it" \
 	"$(jq -r 'select(.event=="run-start" and .policy=="ttmp") | .private_tmp' "$AUDIT" | tail -n 1)" 1048576
 $CTL run --policy tnolim --private-tmp 1M -- /usr/bin/bash -c "echo x >/tmp/$mark.flag" 2>/dev/null
-check "run --private-tmp on a policy without it: the host's /tmp untouched" \
-	"$(ls "/tmp/$mark.flag" 2>/dev/null | wc -l)" 0
+check "run --private-tmp on a policy without it: written, not in the host's /tmp" \
+	"$?:$(ls "/tmp/$mark.flag" 2>/dev/null | wc -l)" "0:0"
 $CTL run --policy tnolim -- /usr/bin/bash -c "echo x >/tmp/$mark.twin" 2>/dev/null
 check "... its twin without the flag writes the host's /tmp" "$(cat "/tmp/$mark.twin" 2>/dev/null)" x
 rm -f "/tmp/$mark.twin" "/tmp/host-$mark"
@@ -70,6 +73,8 @@ mkdir -p /sys/fs/cgroup/t_limits_tmp
 out=$($CTL tag /sys/fs/cgroup/t_limits_tmp ttmp 2>&1)
 check "tag with a private-tmp policy: refused" "$?" 1
 check_match "... and says why" "$out" "has private-tmp"
+$CTL tag /sys/fs/cgroup/t_limits_tmp tnolim && $CTL untag /sys/fs/cgroup/t_limits_tmp
+check "... its twin, a policy without it, tags" "$?" 0
 rmdir /sys/fs/cgroup/t_limits_tmp
 
 # knobs POLICY [RUN FLAGS...]: the run cgroup's limit files, read from inside.
@@ -82,8 +87,30 @@ check "the policy's limits are on the run's cgroup" "$(knobs tlim)" \
 	"memory.max=67108864;memory.swap.max=0;cpu.max=20000 100000;io.weight=default 50;memory.oom.group=1;"
 check "run flags override them" "$(knobs tlim --memory-max 32M --cpu-max 150% --io-weight 200)" \
 	"memory.max=33554432;memory.swap.max=0;cpu.max=150000 100000;io.weight=default 200;memory.oom.group=1;"
-check_match "without limits: none set (memory.oom.group still 1)" "$(knobs tnolim)" \
-	"^memory.max=max;memory.swap.max=max;cpu.max=max 100000;io.weight=default 100;memory.oom.group=1;$"
+check_match "without limits: the daemon's memory ceiling (--run-memory-max 96M), on swap too, nothing else" \
+	"$(knobs tnolim)" \
+	"^memory.max=100663296;memory.swap.max=100663296;cpu.max=max 100000;io.weight=default 100;memory.oom.group=1;$"
+check "... the run-start record says where it came from" \
+	"$(jq -r 'select(.event=="run-start" and .policy=="tnolim") | "\(.memory_max) \(.memory_max_from)"' "$AUDIT" | tail -n 1)" \
+	"100663296 daemon"
+check_match "... and status shows the ceiling" "$($CTL status)" "run memory ceiling: 96M"
+# A tree without limits holding memory no process's RSS counts (a memfd
+# never mapped): its cgroup is charged, the ceiling's OOM kills the tree,
+# the daemon and an outsider live.
+sleep 600 &
+outsider=$!
+run_in_tree tnolim "$HOG" memfd 200
+check "a memfd hog without limits: killed at the ceiling (128+9)" "$RC" 137
+check "... its run-end says OOM" \
+	"$(jq -r 'select(.event=="run-end") | .oom' "$AUDIT" | tail -n 1)" 1
+check "... the daemon and an outsider live" \
+	"$(kill -0 "$DAEMON_PID" && kill -0 "$outsider" && echo alive)" alive
+kill "$outsider"
+run_in_tree tnolim "$HOG" memfd 16
+check "... its twin within the ceiling survives" "$OUT" survived
+"$SH_BUILD/sharnessd" --run-memory-max lots --socket "$SOCK.x" 2>"$SH_TMP/rm.err"
+check "--run-memory-max lots: exit 1" "$?" 1
+check_match "... says what it takes" "$(cat "$SH_TMP/rm.err")" "takes a size .256M, 4G. or 'none'"
 rec=$(jq -c 'select(.event=="run-start" and .policy=="tlim")' "$AUDIT" | head -1)
 check "run-start records the limits" "$(jq -r '"\(.memory_max) \(.memory_swap_max) \(.cpu_max_pct) \(.io_weight)"' <<<"$rec")" \
 	"67108864 0 20 50"

@@ -77,9 +77,13 @@ check "unloads are logged" "$(jq -c 'select(.event=="unload" and .result=="ok")'
 rmdir /sys/fs/cgroup/t_pinned
 
 # A state map missing from the pinned generation is not started empty:
-# adoption starts over (t_handover shows a new apply-filled map adopted).
-# A run going on keeps its tag through fresh maps (from SOCKET.tags), and
-# the old generation holds it until the new one has written it.
+# adoption starts over with fresh maps (t_handover shows a new
+# apply-filled map adopted). A run going on keeps its tag through them
+# (from SOCKET.tags), and the old generation holds it until the new one
+# has written it: here the new one's first apply fails (the run's policy
+# gone from the directory), it exits 2 and the generation before goes on
+# holding the run; the next daemon restores the tag into the failed one's
+# fresh maps.
 start_daemon || { fail "daemon starts for the missing-map check"; exit 1; }
 $CTL run --policy tpin -- /usr/bin/bash -c \
 	"while read -r x < $F/cmd; do [ \"\$x\" = quit ] && exit 0; $TRY exec \$x -u >$F/ack 2>&1; done" \
@@ -89,12 +93,21 @@ check "fresh maps, before: the run is refused" "$(ask /usr/bin/id)" "err EPERM"
 stop_daemon KILL
 rm "$PIN"/gen-*/map_tags
 check "fresh maps, no daemon: the run is refused" "$(ask /usr/bin/id)" "err EPERM"
-start_daemon --detach-idle 0 || { fail "daemon starts after a pinned map went missing"; exit 1; }
-check "a missing tags map: not adopted" \
-	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 0
-check_match "a missing tags map: the daemon says why" "$(cat "$SH_TMP/daemon.err")" \
+mv "$SH_TMP/policies/tpin.policy" "$F/tpin.policy"
+printf '[policy]\nname = tother\n' >"$SH_TMP/policies/tother.policy"
+"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" --socket "$SOCK" \
+	--pin-dir "$PIN" 2>"$F/fail.err"
+check "fresh maps, a first apply that fails: the daemon exits 2" "$?" 2
+check_match "... a missing tags map: not adopted, and it says why" "$(cat "$F/fail.err")" \
 	"cannot reuse the pinned maps"
-check "fresh maps: the run is still tagged" "$($CTL status | grep -c '(run)')" 1
+check_match "... the apply: the run's policy is gone" "$(cat "$F/fail.err")" "in use by run cgroup"
+check "... the generation before holds the run" "$(ask /usr/bin/id)" "err EPERM"
+check "... whose allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
+check "... both generations pinned" "$(ls -d "$PIN"/gen-* | wc -l)" 2
+mv "$F/tpin.policy" "$SH_TMP/policies/tpin.policy"
+rm "$SH_TMP/policies/tother.policy"
+start_daemon --detach-idle 0 || { fail "daemon starts after a failed one"; exit 1; }
+check "fresh maps: the run is tagged again" "$($CTL status | grep -c '(run)')" 1
 check "fresh maps: the run is still refused" "$(ask /usr/bin/id)" "err EPERM"
 check "fresh maps: allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 check "fresh maps: one generation left" "$(ls -d "$PIN"/gen-* | wc -l)" 1
@@ -127,30 +140,37 @@ check "resting: the first exec of a new run is refused" "$(head -n 1 "$F/rest.ou
 check "resting: its refusal is logged" "$(audit_wait '.hook=="exec" and .target=="/usr/bin/nproc"' 1)" 1
 check_match "resting: the run's opens ran the program" "$(($(opens) - r0))" '^[1-9][0-9]*$'
 echo "rest figures: attach_ms=$($CTL status --json | jq .last_attach_ms)"
-wait_until resting
-check "the run over: resting again" "$(tracing_links)" 0
-check "rests and wakes are logged" \
-	"$(jq -r 'select(.event|startswith("programs-")) | .event' "$AUDIT" | uniq | tail -n 3 | tr '\n' ' ')" \
-	"programs-detached programs-attached programs-detached "
+# A tag while the links still close (the detach takes seconds here):
+# it waits for them, then attaches.
+detaching() { $CTL status | head -n 1 | grep -q "programs detaching"; }
+wait_until detaching
+check "the run over: detaching" "$?" 0
 mkdir -p /sys/fs/cgroup/t_rest
 $CTL tag /sys/fs/cgroup/t_rest tpin
-check "tag on a resting daemon: attached at once" "$(awake; echo $?) $(ls "$PIN"/gen-*/ | grep -c '^link_')" \
-	"0 $(tracing_links)"
+check "tag during a detach: attached once it is over" \
+	"$(awake; echo $?) $(ls "$PIN"/gen-*/ | grep -c '^link_')" "0 $(tracing_links)"
 check_match "tag: programs in the kernel" "$(tracing_links)" '^[1-9][0-9]*$'
 check "a process moved into the tagged cgroup is held" "$(/usr/bin/bash -c \
 	"echo \$\$ >/sys/fs/cgroup/t_rest/cgroup.procs && exec $TRY exec /usr/bin/nproc")" "err EPERM"
+check "rests and wakes are logged" \
+	"$(jq -r 'select(.event|startswith("programs-")) | .event' "$AUDIT" | uniq | tail -n 2 | tr '\n' ' ')" \
+	"programs-detached programs-attached "
+# A stop while the links still close: the daemon finishes the detach
+# before it exits, and leaves nothing behind (no link, no process).
 $CTL untag /sys/fs/cgroup/t_rest
-wait_until resting
-check "untagged: resting again" "$(tracing_links)" 0
 rmdir /sys/fs/cgroup/t_rest
 sysctl -qw kernel.bpf_stats_enabled=0
+wait_until detaching
+check "untagged: detaching" "$?" 0
 stop_daemon TERM
+check "a daemon stopped during a detach: no program attached after it" "$(tracing_links)" 0
 out=$($CTL status)
-check "a daemon stopped while resting leaves nothing attached: status exit 3" "$?" 3
+check "... status exit 3" "$?" 3
+check_match "... and says so" "$out" "NOT enforcing"
 check_match "... its last words say so" "$(tail -n 1 "$SH_TMP/daemon.err")" "nothing tagged, nothing attached"
 check "... and its daemon-stop record" \
 	"$(jq -r 'select(.event=="daemon-stop") | .enforcement' "$AUDIT" | tail -n 1)" nothing-tagged
-check_match "... and says so" "$out" "NOT enforcing"
+check "... no sharnessd left running" "$(pgrep -xc sharnessd)" 0
 "$SH_BUILD/sharnessd" --detach-idle soon --pin-dir "$PIN" --socket "$SOCK" 2>"$F/d.err"
 check "--detach-idle soon: exit 1" "$?" 1
 check_match "--detach-idle soon: says what it takes" "$(cat "$F/d.err")" "seconds .0 to 86400. or 'never'"

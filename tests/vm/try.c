@@ -14,6 +14,7 @@
  *   try listen-abstract NAME      the same on "\0NAME"
  *   try listen-dgram PATH         unix datagram server: bind, print "ready",
  *                                 then receive forever
+ *   try rebind FD PATH            bind(FD) to PATH (a socket someone else bound)
  *   try kill PID SIG   try tgkill TGID TID SIG   try sigqueue PID SIG
  *   try pidfd-kill PID SIG        pidfd_open + pidfd_send_signal
  *   try setown PID                fcntl(F_SETOWN) on a socket
@@ -251,6 +252,12 @@ int main(int argc, char **argv)
 		return unix_serve(argv[2], strlen(argv[2]) + 1, SOCK_STREAM);
 	if (!strcmp(op, "listen-dgram") && argc == 3)
 		return unix_serve(argv[2], strlen(argv[2]) + 1, SOCK_DGRAM);
+	if (!strcmp(op, "rebind") && argc == 4) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[3]);
+		return report(bind(atoi(argv[2]), (struct sockaddr *)&sa, sizeof(sa)));
+	}
 	if (!strcmp(op, "listen-abstract") && argc == 3) {
 		char name[108] = { 0 };
 		size_t n = strlen(argv[2]);
