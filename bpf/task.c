@@ -83,13 +83,23 @@ int BPF_PROG(sh_task_movememory, struct task_struct *p, int ret)
  * where it alone decides -- open_by_handle_at (an inode by number, one a
  * mount covers too) and linkat's AT_EMPTY_PATH -- have no hook of their
  * own: they are told by the system call (x86_64, x32 and i386 numbers)
- * and judged as any capability outside the default set.
+ * and judged as any capability outside the default set; so is every check
+ * in an io_uring worker (IORING_OP_LINKAT) or where no number is known.
  */
 static __always_inline bool dac_read_search_decides(void)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	long nr = regs ? BPF_CORE_READ(regs, orig_ax) & ~SH_X32_SYSCALL_BIT : -1;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	long nr;
 
+	/* io_uring's workers run linkat with no system call of their own
+	 * (their registers are zero): judged, as when the number is unknown. */
+	if (BPF_CORE_READ(t, flags) & PF_IO_WORKER)
+		return true;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return true;
+	nr = BPF_CORE_READ(regs, orig_ax) & ~SH_X32_SYSCALL_BIT;
 	return nr == SH_NR_OPEN_BY_HANDLE_AT || nr == SH_NR_LINKAT ||
 	       nr == SH_NR32_OPEN_BY_HANDLE_AT || nr == SH_NR32_LINKAT;
 }

@@ -112,6 +112,9 @@
 #define SH_NR_OPEN_BY_HANDLE_AT   304
 #define SH_NR32_LINKAT            303
 #define SH_NR32_OPEN_BY_HANDLE_AT 342
+/* task_struct.flags: an io_uring worker or SQPOLL thread (its pt_regs are
+ * not a system call's). */
+#define PF_IO_WORKER 0x00000010
 #define PIDTYPE_PID 0
 
 /* Socket families (linux/socket.h). */

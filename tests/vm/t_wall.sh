@@ -236,6 +236,23 @@ inw twallopen handle-read "$SH_TMP/public"
 check "open_by_handle_at without dac_read_search: refused" "$OUT" "err EPERM"
 expect "handle, default" '.hook == "capability" and .target == "CAP_DAC_READ_SEARCH"' "forbidden in a tree"
 counted capability "$c0" 1
+# linkat(AT_EMPTY_PATH) names a file by its descriptor (a file of the tree's
+# work dir, opened by the test: other credentials, so 6.12 asks for the
+# capability too), by the system call and by an io_uring worker, which runs
+# no system call of its own.
+for how in sys async; do
+	mark
+	c0=$(counter deny_capability)
+	run_in_tree twallopen "$WALL" link-stdin $how "$W/linked-$how" <"$W/f"
+	check "linkat AT_EMPTY_PATH ($how) without dac_read_search: refused" \
+		"$OUT $([ -e "$W/linked-$how" ] && echo made)" "err ENOENT "
+	expect "linkat AT_EMPTY_PATH ($how)" '.hook == "capability" and .target == "CAP_DAC_READ_SEARCH"' \
+		"forbidden in a tree"
+	counted capability "$c0" 1
+	run_in_tree twall "$WALL" link-stdin $how "$W/linked-$how" <"$W/f"
+	check "twin: linkat AT_EMPTY_PATH ($how) with dac_read_search" \
+		"$OUT $(cat "$W/linked-$how" 2>/dev/null)" "ok inside"
+done
 
 # A handle whose dentry was evicted: the kernel makes a disconnected dentry
 # for it, whose path ("/") names nothing. Needs a file system that evicts

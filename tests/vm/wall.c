@@ -40,6 +40,9 @@
  *   wall handle-save PATH FILE     name_to_handle_at(PATH) into FILE
  *   wall handle-load DIR FILE      open_by_handle_at(DIR's mount, FILE's
  *                                  handle): "ok" and the first line
+ *   wall link-stdin sys|async NEW  a name NEW for the file on the standard
+ *                                  input: linkat(0, "", AT_EMPTY_PATH), by the
+ *                                  system call or an io_uring worker
  *   wall opath-reopen PATH FIFO    O_PATH on PATH, "ready", wait for a line
  *                                  on FIFO, then open /proc/self/fd/N
  *   wall open-blk PATH             open PATH (a block device) read-only
@@ -89,6 +92,7 @@
 #include <net/if.h>
 
 #include "verdict.h"
+#include "uring.h"
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
@@ -254,6 +258,26 @@ static int at(int fd, const char *what, const char *rel)
 	return 2;
 }
 
+/* linkat(0, "", AT_FDCWD, NEW, AT_EMPTY_PATH): by HOW "sys", or IORING_OP_LINKAT
+ * run by an io-wq worker ("async"). */
+static int link_stdin(const char *how, const char *new)
+{
+	struct io_uring_sqe req = { .opcode = IORING_OP_LINKAT, .fd = 0, .addr = (uintptr_t)"",
+				    .len = (__u32)AT_FDCWD, .addr2 = (uintptr_t)new,
+				    .hardlink_flags = AT_EMPTY_PATH };
+	const char *what;
+	int res;
+
+	if (!strcmp(how, "sys"))
+		return report(linkat(0, "", AT_FDCWD, new, AT_EMPTY_PATH), "linkat");
+	if (strcmp(how, "async"))
+		return 2;
+	if (uring_one(&req, URING_ASYNC, &res, &what) < 0)
+		return report(-1, what);
+	errno = res < 0 ? -res : 0;
+	return report(res < 0 ? -1 : 0, "IORING_OP_LINKAT");
+}
+
 static int handle_read(const char *path)
 {
 	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ);
@@ -400,6 +424,8 @@ int main(int argc, char **argv)
 		return at(atoi(argv[2]), argv[3], argv[4]);
 	if (!strcmp(op, "handle-read") && argc == 3)
 		return handle_read(argv[2]);
+	if (!strcmp(op, "link-stdin") && argc == 4)
+		return link_stdin(argv[2], argv[3]);
 	if (!strcmp(op, "handle-save") && argc == 4)
 		return handle_save(argv[2], argv[3]);
 	if (!strcmp(op, "handle-load") && argc == 4)
