@@ -23,6 +23,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -444,7 +445,7 @@ int sh_policy_parse_file(const char *path, struct sh_policy *out, struct sh_erro
 			p.cgroup_lines ? p.cgroup_lines[0] : 0);
 	/* open_by_handle_at names an inode by number, one the run's /tmp
 	 * covers too: the host's. */
-	if (!c.stop && p.limits.private_tmp && (p.caps_allow & SH_CAP_BIT(2)))
+	if (!c.stop && p.limits.private_tmp && (p.caps_allow & SH_CAP_BIT(CAP_DAC_READ_SEARCH)))
 		sh_perr(&c, c.tmp_line, "private-tmp and capability = dac_read_search do not go "
 			"together: open_by_handle_at reaches the host's /tmp under the run's own");
 	if (!c.stop && !c.name_seen) {
