@@ -53,7 +53,7 @@ LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_cap
 	    user/audit.c user/names.c user/control.c user/reslimit.c user/policy_host.c \
 	    user/journal.c user/learn_gen.c user/learn_out.c
 # The loader: built with the skeleton that embeds the BPF object.
-LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c
+LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c user/resume.c user/marks.c
 LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
 COMMON_OBJS := $(LIB_OBJS) $(LOADER_SRCS:user/%.c=$(BUILD)/%.o)
 D_SRCS   := user/sharnessd.c user/learning.c user/records.c user/requests.c user/runs.c user/protect.c \
@@ -87,6 +87,12 @@ $(SKEL): $(BPF_OBJ)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name sharness_bpf > $@
 
+# The BPF object's digest: the build mark a restarted daemon compares
+# before it resumes its predecessor's programs (user/resume.c).
+$(BUILD)/bpf_digest.h: $(BPF_OBJ)
+	$(Q)echo "#define SH_BPF_DIGEST \"$$(sha256sum $< | cut -c1-64)\"" >$@
+$(BUILD)/resume.o: $(BUILD)/bpf_digest.h
+
 # The version, rewritten only when it changes (a new commit, a new VERSION).
 $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)v='#define SH_VERSION "$(SH_VERSION)"'; \
@@ -97,7 +103,7 @@ FORCE:
 
 # User objects that include the skeleton depend on it; everything else
 # gets its header dependencies from -MMD.
-$(BUILD)/enforcer.o $(BUILD)/apply.o $(BUILD)/probe.o: $(SKEL)
+$(BUILD)/enforcer.o $(BUILD)/apply.o $(BUILD)/probe.o $(BUILD)/marks.o $(BUILD)/resume.o: $(SKEL)
 
 $(BUILD)/%.o: user/%.c | $(BUILD)
 	$(call msg,CC,$@)

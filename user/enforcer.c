@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The enforcer object: opens the programs (adopting a previous daemon's
- * pinned state), the daemon's own marks in the maps, the event ring and
- * the counters, and the policy set and tags in force with their switch.
+ * pinned state, resuming its programs where they are this build's), rest
+ * and wake, the event ring and the counters (marks.c: the daemon's own
+ * marks in the maps; apply.c: the policy set and tags in force).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,6 +85,69 @@ static int adopt(struct sh_enforcer *e, unsigned old_gen)
 	return sh_probe_open(&e->skel);
 }
 
+/* The state maps pinned as generation gen, with this build's mark. */
+static int pin_maps(struct sh_enforcer *e, unsigned gen)
+{
+	int err = sh_pin_maps(e->skel->skeleton, e->pin_dir, gen);
+
+	if (err) {
+		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
+		       e->pin_dir, strerror(-err));
+		sh_pin_remove_gen(e->pin_dir, gen);
+		return err;
+	}
+	/* Without the mark the next daemon loads its own programs. */
+	err = sh_resume_mark(e->skel, e->pin_dir, gen);
+	if (err)
+		sh_log("cannot mark %s/gen-%u with this build: %s (the next daemon will load "
+		       "its programs)", e->pin_dir, gen, strerror(-err));
+	return 0;
+}
+
+/*
+ * Take over the programs of generation old_gen (sh_resume_check said they
+ * are ours): load the constants, pin the maps and links as generation
+ * old_gen + 1. The older generations go once the first apply has tagged,
+ * as after a load; old_gen's links are ours, so the programs stay
+ * attached throughout.
+ */
+static int resume_and_pin(struct sh_enforcer *e, unsigned old_gen,
+			  const struct sh_unjudged_seen *seen)
+{
+	uint64_t t0 = sh_now_ns(CLOCK_MONOTONIC) / 1000000, sum = 0;
+	unsigned gen = old_gen + 1, n = 0;
+	int err = sharness_bpf__load(e->skel);
+
+	if (!err)
+		err = pin_maps(e, gen);
+	if (err)
+		return err;
+	err = sh_resume_links(e->skel->skeleton, e->pin_dir, gen, &e->res);
+	if (err) {
+		sh_log("cannot pin the resumed links under %s/gen-%u: %s", e->pin_dir, gen,
+		       strerror(-err));
+		sh_pin_remove_gen(e->pin_dir, gen);
+		return err;
+	}
+	for (int i = 0; i < SH_MAX_PROGS; i++)
+		if (e->res.prog_fd[i] >= 0) {
+			sum += e->res.base[i];
+			n++;
+		}
+	/* Calls the programs let through that their daemon did not report. */
+	if (seen->gen == old_gen)
+		e->resumed_before = sum > seen->reported ? sum - seen->reported : 0;
+	else
+		e->resumed_before = sum;
+	e->gen = gen;
+	e->attached = true;
+	e->attach_ms = (unsigned)(sh_now_ns(CLOCK_MONOTONIC) / 1000000 - t0);
+	e->old_gens_pending = true;
+	sh_log("resumed the %u programs of %s/gen-%u (same build, same kernel): nothing "
+	       "verified, nothing detached", n, e->pin_dir, old_gen);
+	return 0;
+}
+
 /* Load and attach ours, pin them as generation gen and only then remove
  * the older generations: there is no moment without enforcement. */
 static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
@@ -93,13 +157,9 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 
 	if (err)
 		return err;
-	err = sh_pin_maps(e->skel->skeleton, e->pin_dir, gen);
-	if (err) {
-		sh_log("cannot pin under %s: %s (is bpffs mounted? mount -t bpf bpf /sys/fs/bpf)",
-		       e->pin_dir, strerror(-err));
-		sh_pin_remove_gen(e->pin_dir, gen);
+	err = pin_maps(e, gen);
+	if (err)
 		return err;
-	}
 	e->gen = gen;
 	err = sh_enforcer_wake(e);
 	if (err) {
@@ -116,12 +176,49 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 	return 0;
 }
 
+/* Resume old_gen's programs where they are this build's (sh_resume_check),
+ * else load and attach ours. */
+static int start_programs(struct sh_enforcer *e, unsigned old_gen,
+			  const struct sh_unjudged_seen *seen)
+{
+	int err;
+
+	if (!e->adopted || !sh_resume_check(e->skel, e->pin_dir, old_gen, &e->res))
+		return attach_and_pin(e, old_gen + 1, seen);
+	err = resume_and_pin(e, old_gen, seen);
+	if (!err)
+		return 0;
+	/* Not taken over after all (old_gen's links still hold): a fresh
+	 * skeleton on the same maps loads ours. */
+	sh_log("cannot resume the programs of %s/gen-%u (%s): loading them", e->pin_dir, old_gen,
+	       strerror(-err));
+	sharness_bpf__destroy(e->skel);
+	e->skel = NULL;
+	sh_resume_release(&e->res);
+	e->resumed_before = 0;
+	e->adopted = false;
+	err = sh_probe_open(&e->skel);
+	if (!err)
+		err = adopt(e, old_gen);
+	return err ? err : attach_and_pin(e, old_gen + 1, seen);
+}
+
 void sh_enforcer_retire_old(struct sh_enforcer *e)
 {
+	uint32_t ours[SH_MAX_PROGS];
+	size_t n = 0;
+
 	if (!e->old_gens_pending)
 		return;
 	e->old_gens_pending = false;
-	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, &e->old_seen);
+	for (int i = 0; i < SH_MAX_PROGS; i++)
+		if (e->res.prog_fd[i] >= 0)
+			ours[n++] = e->res.prog_id[i];
+	/* Resumed: what the taken generation's programs let through is
+	 * counted already (resumed_before, their base). */
+	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen,
+						      e->res.on ? NULL : &e->old_seen, ours, n) +
+			     e->resumed_before;
 }
 
 /* The links a rest took from the skeleton, closed one by one. */
@@ -155,7 +252,9 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 		return 0;
 	/* A detach still going on: our programs may not be linked twice. */
 	detach_wait(e);
-	err = sharness_bpf__attach(e->skel);
+	err = sh_resume_attach(e->skel->skeleton, e->pin_dir, e->gen, &e->res);
+	if (!err)
+		err = sharness_bpf__attach(e->skel);
 	if (!err)
 		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
 	if (err) {
@@ -246,6 +345,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	sh_resume_init(&e->res);
 	e->fn = fn;
 	e->ctx = ctx;
 	e->pin_dir = strdup(pin_dir);
@@ -266,7 +366,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 	/* What the daemon before reported of its generation's unjudged
 	 * calls, read before its successor's state replaces it. */
 	sh_pin_restore_unjudged(e->state_path, &seen);
-	err = attach_and_pin(e, old_gen + 1, &seen);
+	err = start_programs(e, old_gen, &seen);
 	if (err)
 		goto fail;
 	e->rb = ring_buffer__new(bpf_map__fd(e->skel->maps.events), on_sample, e, NULL);
@@ -293,215 +393,43 @@ fail:
 	return err;
 }
 
-void sh_enforcer_set_daemon(struct sh_enforcer *e, uint32_t tgid)
-{
-	e->skel->bss->daemon_tgid = tgid;
-}
-
-void sh_enforcer_set_mmap_min(struct sh_enforcer *e, uint64_t addr)
-{
-	e->skel->bss->mmap_min_addr = addr;
-}
-
-void sh_enforcer_set_host_ipc_ns(struct sh_enforcer *e, uint32_t inum)
-{
-	e->skel->bss->host_ipc_ns = inum;
-}
-
-void sh_enforcer_set_control_socket(struct sh_enforcer *e, uint64_t ino, uint32_t kdev)
-{
-	e->skel->bss->ctl_dev = kdev;
-	__atomic_store_n(&e->skel->bss->ctl_ino, ino, __ATOMIC_SEQ_CST);
-}
-
-/* Sets k's bit in prot_filter (sharness.h), before k is marked. */
-static int filter_add(int fd, const struct sh_inode_key *k)
-{
-	__u64 h = sh_prot_hash(k->ino, k->dev), v = 0;
-	__u32 w = sh_prot_word(h);
-
-	if (bpf_map_lookup_elem(fd, &w, &v))
-		return -errno;
-	if (v & (1ull << (h & 63)))
-		return 0;
-	v |= 1ull << (h & 63);
-	return bpf_map_update_elem(fd, &w, &v, BPF_ANY) ? -errno : 0;
-}
-
-/*
- * After the marks changed: every word of prot_filter becomes exactly the
- * bits of the inodes marked in protected_inodes now (read back from the
- * map: a mark whose removal failed keeps its bit), then the filter is
- * armed. A bit of a marked inode is in a word before and after its
- * write, so it is never clear. On a failure the filter is disarmed:
- * every check looks the inode up.
- */
-static int filter_rebuild(int fd, int marks_fd)
-{
-	__u64 *want = calloc(SH_PROT_FILTER_WORDS + 1, sizeof(*want)), have, armed = SH_PROT_ARMED;
-	struct sh_inode_key k, next;
-	void *prev = NULL;
-	__u32 zero = 0;
-	int err = 0;
-
-	if (!want)
-		err = -ENOMEM;
-	while (!err && bpf_map_get_next_key(marks_fd, prev, &next) == 0) {
-		__u64 h = sh_prot_hash(next.ino, next.dev);
-
-		want[sh_prot_word(h)] |= 1ull << (h & 63);
-		k = next;
-		prev = &k;
-	}
-	if (!err && errno != ENOENT)
-		err = -errno;   /* the walk ended on an error, not at its end */
-	for (__u32 w = 1; !err && w <= SH_PROT_FILTER_WORDS; w++)
-		if (bpf_map_lookup_elem(fd, &w, &have) ||
-		    (have != want[w] && bpf_map_update_elem(fd, &w, &want[w], BPF_ANY)))
-			err = -errno;
-	if (!err && bpf_map_update_elem(fd, &zero, &armed, BPF_ANY))
-		err = -errno;
-	free(want);
-	if (err) {
-		armed = 0;
-		bpf_map_update_elem(fd, &zero, &armed, BPF_ANY);
-	}
-	return err;
-}
-
-/*
- * The marks become exactly own[] (a file named twice gets both marks).
- * Every file is found first; then the marks of files no longer ours go,
- * so that a full map has room for the new ones (a file of both sets is
- * never unmarked in between); then each mark is written, its filter bit
- * first. Where a write fails, the marks that went are put back.
- */
-int sh_enforcer_protect_set(struct sh_enforcer *e, const struct sh_protected *own, size_t n,
-			    const char **failed)
-{
-	int ffd = bpf_map__fd(e->skel->maps.prot_filter);
-	int fd = bpf_map__fd(e->skel->maps.protected_inodes);
-	struct sh_inode_key keys[SH_MAX_PROTECTED], gone[SH_MAX_PROTECTED], k, next;
-	uint32_t flags[SH_MAX_PROTECTED], gone_flags[SH_MAX_PROTECTED];
-	const char *names[SH_MAX_PROTECTED];
-	struct sh_mnt_dev mounts = { 0 };   /* most of them lie on one */
-	size_t nk = 0, ngone = 0;
-	void *prev = NULL;
-	int err = 0;
-
-	*failed = NULL;
-	if (n > SH_MAX_PROTECTED)
-		return -E2BIG;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t ino = own[i].ino;
-		uint32_t dev = own[i].dev;
-		size_t j;
-
-		if (!own[i].keyed)
-			err = sh_kernel_ino_at(AT_FDCWD, own[i].path, 0, &ino, &dev, &mounts);
-		if (err) {
-			*failed = own[i].path;
-			return err;
-		}
-		memset(&k, 0, sizeof(k));
-		k.ino = ino;
-		k.dev = dev;
-		for (j = 0; j < nk; j++)
-			if (keys[j].ino == k.ino && keys[j].dev == k.dev)
-				break;
-		if (j == nk) {
-			keys[nk] = k;
-			names[nk] = own[i].path;
-			flags[nk++] = 0;
-		}
-		flags[j] |= own[i].flags;
-	}
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		bool keep = false;
-
-		for (size_t j = 0; j < nk && !keep; j++)
-			keep = keys[j].ino == next.ino && keys[j].dev == next.dev;
-		if (!keep && ngone < SH_MAX_PROTECTED &&
-		    bpf_map_lookup_elem(fd, &next, &gone_flags[ngone]) == 0 &&
-		    bpf_map_delete_elem(fd, &next) == 0) {
-			gone[ngone++] = next;
-			prev = NULL;   /* the walk restarts after a deletion */
-			continue;
-		}
-		k = next;
-		prev = &k;
-	}
-	for (size_t j = 0; j < nk && !err; j++) {
-		err = filter_add(ffd, &keys[j]);
-		if (!err && bpf_map_update_elem(fd, &keys[j], &flags[j], BPF_ANY))
-			err = -errno;
-		if (err)
-			*failed = names[j];
-	}
-	if (err) {
-		__u64 off = 0;
-		__u32 zero = 0;
-
-		/* Disarmed (every check looks up) before the old marks come
-		 * back, as their filter bits may be gone. */
-		bpf_map_update_elem(ffd, &zero, &off, BPF_ANY);
-		for (size_t j = 0; j < ngone; j++)
-			bpf_map_update_elem(fd, &gone[j], &gone_flags[j], BPF_NOEXIST);
-		return err;
-	}
-	__atomic_store_n(&e->skel->bss->nprotected, (uint32_t)nk, __ATOMIC_SEQ_CST);
-	return filter_rebuild(ffd, fd);
-}
-
-int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)
-{
-	struct sh_task t;
-
-	*origin = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.task_marks), &pidfd, &t))
-		return errno == ENOENT ? 0 : -errno;
-	*origin = t.origin;
-	return 0;
-}
-
-uint64_t sh_enforcer_dropped_reported(struct sh_enforcer *e)
-{
-	return e->skel->bss->dropped_reported;
-}
-
-void sh_enforcer_set_dropped_reported(struct sh_enforcer *e, uint64_t v)
-{
-	e->skel->bss->dropped_reported = v;
-}
-
 /* Every program of the skeleton, loaded or not, has its place. */
 #define SH_NPROGS (sizeof(((struct sharness_bpf *)0)->progs) / sizeof(struct bpf_program *))
 _Static_assert(SH_NPROGS < SH_MAX_PROGS, "raise SH_MAX_PROGS (enforcer.h)");
 
 ssize_t sh_enforcer_unjudged(struct sh_enforcer *e, struct sh_prog_count out[SH_MAX_PROGS])
 {
-	struct bpf_program *p;
+	const struct bpf_object_skeleton *s = e->skel->skeleton;
 	size_t n = 0;
 
 	if (e->unjudged_before)
 		out[n++] = (struct sh_prog_count){ SH_EARLIER_GEN, e->unjudged_before };
-	bpf_object__for_each_program(p, e->skel->obj) {
+	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++) {
+		struct bpf_program *p = *s->progs[i].prog;
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(p);
+		int fd = e->res.on ? e->res.prog_fd[i] : bpf_program__fd(p);
 
 		if (fd < 0)
 			continue;   /* not loaded: this kernel has no such hook */
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))
 			return -errno;
+		/* A resumed program's calls before it was taken are its
+		 * predecessor's (unjudged_before). */
 		if (n < SH_MAX_PROGS)
-			out[n++] = (struct sh_prog_count){ bpf_program__name(p), info.recursion_misses };
+			out[n++] = (struct sh_prog_count){ bpf_program__name(p),
+							   info.recursion_misses - e->res.base[i] };
 	}
 	return (ssize_t)n;
 }
 
+/* total: reported of this daemon's counts; kept with what the programs
+ * had counted when resumed, so that the state file holds their whole. */
 void sh_enforcer_unjudged_reported(struct sh_enforcer *e, uint64_t total)
 {
+	for (int i = 0; i < SH_MAX_PROGS; i++)
+		if (e->res.prog_fd[i] >= 0)
+			total += e->res.base[i];
 	if (e->unjudged.gen == e->gen && e->unjudged.reported == total)
 		return;
 	e->unjudged.gen = e->gen;
@@ -512,6 +440,11 @@ void sh_enforcer_unjudged_reported(struct sh_enforcer *e, uint64_t total)
 bool sh_enforcer_adopted(struct sh_enforcer *e)
 {
 	return e->adopted;
+}
+
+bool sh_enforcer_resumed(struct sh_enforcer *e)
+{
+	return e->res.on;
 }
 
 /* Detach everything: unpin, then close (the links go with their last fd). */
@@ -541,6 +474,7 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 	detach_wait(e);
 	ring_buffer__free(e->rb);
 	sharness_bpf__destroy(e->skel);
+	sh_resume_release(&e->res);
 	for (int s = 0; s < SH_SLOTS; s++)
 		for (int i = 0; i < SH_MAX_POLICIES; i++)
 			free(e->names[s][i]);

@@ -35,6 +35,8 @@ struct sh_enforcer;
 int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		     const char *pin_dir, const char *state_path);
 bool sh_enforcer_adopted(struct sh_enforcer *e);
+/* Its predecessor's programs taken over, not loaded (resume.h). */
+bool sh_enforcer_resumed(struct sh_enforcer *e);
 /* With nothing tagged for `seconds` (<0: never), the programs are detached
  * (they stay loaded) and attached again before the next tag is written:
  * between jobs the host's hooks call nothing. */

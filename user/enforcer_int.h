@@ -11,6 +11,7 @@
 
 #include "enforcer.h"
 #include "pin.h"
+#include "resume.h"
 
 struct sh_enforcer {
 	char *pin_dir;
@@ -40,6 +41,8 @@ struct sh_enforcer {
 	pthread_t detach_thread;
 	bool detach_running, detach_done;
 	struct sh_unjudged_seen old_seen;       /* what their daemon reported */
+	struct sh_resumed res;                  /* the programs, when resumed */
+	uint64_t resumed_before;                /* their unreported calls when taken */
 };
 
 /* Removes the older generations (once the first apply has tagged). */

@@ -29,7 +29,7 @@
  * only then removes generation N: there is no moment without enforcement.
  */
 
-static bool map_reusable_kind(const struct bpf_map *m)
+bool sh_pin_adopted_kind(const struct bpf_map *m)
 {
 	const char *name = bpf_map__name(m);
 	size_t n = strlen(name);
@@ -47,6 +47,15 @@ static void pin_name(char *buf, size_t n, const char *dir, const char *kind, con
 	for (char *p = buf + strlen(dir) + 1; *p; p++)
 		if (*p == '.')
 			*p = '_';
+}
+
+void sh_pin_path(char *buf, size_t n, const char *pin_dir, unsigned gen, const char *kind,
+		 const char *name)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
+	pin_name(buf, n, dir, kind, name);
 }
 
 unsigned sh_pin_newest_gen(const char *pin_dir)
@@ -93,8 +102,9 @@ int sh_pin_remove_gen(const char *pin_dir, unsigned gen)
 	return err;
 }
 
-/* The recursion_misses of the program behind the pinned link at path. */
-static uint64_t link_unjudged(const char *path)
+/* The recursion_misses of the program behind the pinned link at path (0
+ * for a program of ids ours[]). */
+static uint64_t link_unjudged(const char *path, const uint32_t *ours, size_t nours)
 {
 	struct bpf_link_info li = {};
 	struct bpf_prog_info pi = {};
@@ -105,6 +115,11 @@ static uint64_t link_unjudged(const char *path)
 	lfd = bpf_obj_get(path);
 	if (lfd < 0 || bpf_obj_get_info_by_fd(lfd, &li, &len))
 		goto fail;
+	for (size_t i = 0; i < nours; i++)
+		if (ours[i] == li.prog_id) {
+			close(lfd);
+			return 0;
+		}
 	pfd = bpf_prog_get_fd_by_id(li.prog_id);
 	len = sizeof(pi);
 	if (pfd < 0 || bpf_obj_get_info_by_fd(pfd, &pi, &len)) {
@@ -124,7 +139,8 @@ fail:
 }
 
 /* Calls generation gen's programs let through unrun, summed over its links. */
-static uint64_t gen_unjudged(const char *pin_dir, unsigned gen)
+static uint64_t gen_unjudged(const char *pin_dir, unsigned gen, const uint32_t *ours,
+			     size_t nours)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 256];
 	struct dirent *de;
@@ -136,14 +152,15 @@ static uint64_t gen_unjudged(const char *pin_dir, unsigned gen)
 	while ((de = readdir(d)))
 		if (strncmp(de->d_name, "link_", 5) == 0) {
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			n += link_unjudged(path);
+			n += link_unjudged(path, ours, nours);
 		}
 	closedir(d);
 	return n;
 }
 
 uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep,
-				  const struct sh_unjudged_seen *seen)
+				  const struct sh_unjudged_seen *seen,
+				  const uint32_t *ours, size_t nours)
 {
 	DIR *d = opendir(pin_dir);
 	struct dirent *de;
@@ -157,7 +174,7 @@ uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep,
 
 		if (sscanf(de->d_name, "gen-%u", &g) != 1 || g == keep)
 			continue;
-		n = gen_unjudged(pin_dir, g);
+		n = gen_unjudged(pin_dir, g, ours, nours);
 		if (seen && g == seen->gen)
 			n = n > seen->reported ? n - seen->reported : 0;
 		unjudged += n;
@@ -292,7 +309,7 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 
 	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
 	bpf_object__for_each_map(m, obj) {
-		if (!map_reusable_kind(m))
+		if (!sh_pin_adopted_kind(m))
 			continue;
 		if (n == (int)(sizeof(fds) / sizeof(fds[0]))) {
 			err = -E2BIG;
@@ -310,7 +327,7 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 		bool dirs_fresh = false;
 
 		bpf_object__for_each_map(m, obj) {
-			if (!map_reusable_kind(m))
+			if (!sh_pin_adopted_kind(m))
 				continue;
 			if (fds[i] >= 0)
 				err = bpf_map__reuse_fd(m, fds[i]);
@@ -343,7 +360,7 @@ int sh_pin_maps(const struct bpf_object_skeleton *s, const char *pin_dir, unsign
 	if (err)
 		return err;
 	bpf_object__for_each_map(m, *s->obj) {
-		if (!map_reusable_kind(m))
+		if (!sh_pin_adopted_kind(m))
 			continue;
 		pin_name(path, sizeof(path), dir, "map", bpf_map__name(m));
 		err = bpf_map__pin(m, path);
@@ -363,7 +380,8 @@ int sh_pin_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsig
 		char dir[PATH_MAX];
 		int err;
 
-		if (!l)
+		/* A resumed program's link is pinned when it is made. */
+		if (!l || bpf_link__pin_path(l))
 			continue;
 		snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
 		pin_name(path, sizeof(path), dir, "link", bpf_program__name(*s->progs[i].prog));

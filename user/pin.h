@@ -7,7 +7,9 @@
 #ifndef SH_PIN_H
 #define SH_PIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sharness.h"
 
@@ -15,6 +17,15 @@ struct bpf_object;
 struct bpf_object_skeleton;
 struct sh_tag_entry;
 
+struct bpf_map;
+
+/* The state maps a later daemon adopts (not a build's constants, nor
+ * the scratch of one program call). */
+bool sh_pin_adopted_kind(const struct bpf_map *m);
+/* PIN_DIR/gen-N/KIND_NAME, the path name (a map's or a program's) is
+ * pinned at. */
+void sh_pin_path(char *buf, size_t n, const char *pin_dir, unsigned gen, const char *kind,
+		 const char *name);
 /* Highest generation under pin_dir; 0 if none. */
 unsigned sh_pin_newest_gen(const char *pin_dir);
 /* Removes PIN_DIR/gen-N and what is pinned in it; 0 or -errno. */
@@ -28,9 +39,11 @@ struct sh_unjudged_seen {
 	uint64_t reported;
 };
 /* Removes every generation but keep (failures are logged). Returns the
- * calls their programs let through unrun that seen does not account for. */
+ * calls their programs let through unrun that seen does not account for,
+ * leaving out the programs of ids ours[] (resumed: still ours to count). */
 uint64_t sh_pin_remove_other_gens(const char *pin_dir, unsigned keep,
-				  const struct sh_unjudged_seen *seen);
+				  const struct sh_unjudged_seen *seen,
+				  const uint32_t *ours, size_t nours);
 /* Before the load: reuse every pinned map of generation gen whose layout
  * matches this build, or none of them; 0 or -errno. */
 int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen);

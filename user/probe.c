@@ -109,6 +109,8 @@ int sh_probe_open(struct sharness_bpf **out)
 	if (!*out)
 		return errno ? -errno : -ENOMEM;
 	configure_optional(*out);
+	/* A constant set here is part of the build mark (resume.c): a
+	 * daemon resumes only programs loaded with its own. */
 	err = random_key((__u64 *)&(*out)->rodata->memo_key);
 	if (err) {
 		sharness_bpf__destroy(*out);

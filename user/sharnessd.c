@@ -430,6 +430,7 @@ static void announce(struct sh_daemon *d, struct proc *p)
 	sh_json_uint_field(&d->buf, "pid", getpid());
 	sh_rec_str(d, "version", sh_version);
 	sh_json_uint_field(&d->buf, "adopted", sh_enforcer_adopted(d->enf));
+	sh_json_uint_field(&d->buf, "resumed", sh_enforcer_resumed(d->enf));
 	sh_rec_str(d, "kernel", p->probe.kernel);
 	sh_json_uint_field(&d->buf, "policies", sh_enforcer_policies(d->enf)->n);
 	sh_json_end(&d->buf);

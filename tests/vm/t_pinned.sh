@@ -26,6 +26,14 @@ ask() { echo "$1" >"$F/cmd"; local r; read -r r <"$F/ack"; echo "$r"; }
 check "with the daemon: refused" "$(ask /usr/bin/id)" "err EPERM"
 check "with the daemon: status says enforcing" "$($CTL status >/dev/null; echo $?)" 0
 check_match "links are pinned" "$(ls "$PIN"/gen-*/ | grep -c '^link_')" '^[1-9][0-9]*$'
+# The programs behind the pinned links, by id (a daemon of the same build
+# resumes them: the same ids; one that loads its own: new ones).
+prog_ids() {
+	local l
+	for l in "$PIN"/gen-*/link_*; do bpftool -j link show pinned "$l" | jq -r .prog_id; done |
+		sort -n | tr '\n' ' '
+}
+ids0=$(prog_ids)
 
 stop_daemon KILL
 check "kill -9: the daemon is gone" "$(kill -0 "$(pgrep -x sharnessd || echo 999999)" 2>/dev/null; echo $?)" 1
@@ -43,6 +51,32 @@ check "events refused while down reach the log after restart" \
 check "after restart: still refused" "$(ask /usr/bin/id)" "err EPERM"
 check "after restart: the run is still listed" "$($CTL status | grep -c '(run)')" 1
 check "exactly one pinned generation" "$(ls -d "$PIN"/gen-* | wc -l)" 1
+# The same build on the same kernel takes over the programs its
+# predecessor left attached, instead of verifying its own.
+check "restart of the same build: the same programs behind the links" "$(prog_ids)" "$ids0"
+check_match "... it says it resumed them" "$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" \
+	"resumed the [1-9][0-9]* programs of $PIN/gen-1 "
+check "... one generation marked with the build" "$(ls "$PIN"/gen-*/build | wc -l)" 1
+check "... its daemon-start record says so" \
+	"$(jq -r 'select(.event=="daemon-start") | "\(.adopted) \(.resumed)"' "$AUDIT" | tail -n 2 | tr '\n' ' ')" \
+	"0 0 1 1 "
+# Control: a generation without its build mark (pinned by a build before
+# marks, or a mark that cannot be read) is not resumed; the daemon loads
+# and attaches its own programs, and the tree stays held throughout.
+stop_daemon KILL
+rm "$PIN"/gen-*/build
+check "no build mark, no daemon: still refused" "$(ask /usr/bin/id)" "err EPERM"
+start_daemon || { fail "daemon restarts without a build mark"; exit 1; }
+ids2=$(prog_ids)
+check "no build mark: the restart loads programs of its own" \
+	"$(comm -12 <(tr ' ' '\n' <<<"$ids0" | sort) <(tr ' ' '\n' <<<"$ids2" | sort) | grep -c .) ${ids2:+loaded}" \
+	"0 loaded"
+check_match "... and says why" "$(cat "$SH_TMP/daemon.err")" "generation 2 has no build mark"
+check "... still refused" "$(ask /usr/bin/id)" "err EPERM"
+check "... allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
+check "... the run is still listed" "$($CTL status | grep -c '(run)')" 1
+check "... its daemon-start record: maps adopted, programs loaded" \
+	"$(jq -r 'select(.event=="daemon-start") | "\(.adopted) \(.resumed)"' "$AUDIT" | tail -n 1)" "1 0"
 
 $CTL unload 2>"$F/unload.err"
 check "unload refused while a run is tagged" "$?" 1

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Resuming a previous daemon's programs. Verifying every program takes
+ * most of a daemon's start (seconds on a fast host, about ten under
+ * emulation), and a restart of the same build on the same kernel would
+ * verify the very programs its predecessor left attached. So each
+ * generation is marked with the build that pinned it (the BPF object's
+ * digest, made when it was built, and which of its programs this kernel
+ * loads), and a daemon that finds its own mark takes over the programs
+ * and links: it pins the links as its own generation and loads nothing
+ * but its constants. It resumes only what it can judge to be its own:
+ * every program it would load, linked at that program's pin as an LSM
+ * program of its name, reading and writing no map but the state maps it
+ * adopted (a program on other maps would not see the rules this daemon
+ * writes) and its own constants and scratch. Anything else is a full
+ * load, as before: the check costs a start nothing but a few system calls.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_digest.h"
+#include "pin.h"
+#include "resume.h"
+#include "sharness.skel.h"
+#include "util.h"
+
+/* PIN_DIR/gen-N/build: which build pinned the generation. */
+struct build_mark {
+	char digest[64];        /* SH_BPF_DIGEST: sha256 of the BPF object */
+	__u64 loaded[2];        /* bit i: the skeleton's program i is loaded */
+	__u64 constants;        /* what the daemon set in .rodata, but its key */
+};
+
+_Static_assert(SH_MAX_PROGS <= 128, "build_mark.loaded holds 128 programs");
+
+/* FNV-1a of the constants a daemon sets before the load (sh_probe_open),
+ * its random key left out: each generation keeps its own. */
+static __u64 constants_of(const struct sharness_bpf *skel)
+{
+	struct sharness_bpf__rodata c = *skel->rodata;
+	const unsigned char *p = (const unsigned char *)&c;
+	__u64 h = 0xcbf29ce484222325ull;
+
+	c.memo_key = 0;
+	for (size_t i = 0; i < sizeof(c); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static void build_mark_of(const struct sharness_bpf *skel, struct build_mark *b)
+{
+	const struct bpf_object_skeleton *s = skel->skeleton;
+
+	memset(b, 0, sizeof(*b));
+	b->constants = constants_of(skel);
+	memcpy(b->digest, SH_BPF_DIGEST, sizeof(b->digest));
+	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++)
+		if (bpf_program__autoload(*s->progs[i].prog))
+			b->loaded[i / 64] |= 1ull << (i % 64);
+}
+
+static void build_path(char *buf, size_t n, const char *pin_dir, unsigned gen)
+{
+	snprintf(buf, n, "%s/gen-%u/build", pin_dir, gen);
+}
+
+int sh_resume_mark(const struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
+{
+	char path[PATH_MAX + 16];
+	struct build_mark b;
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	build_mark_of(skel, &b);
+	build_path(path, sizeof(path), pin_dir, gen);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sh_build", sizeof(zero), sizeof(b), 1, NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &zero, &b, BPF_ANY) || bpf_map_freeze(fd) ||
+	    bpf_obj_pin(fd, path))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static bool marked_ours(const struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
+{
+	char path[PATH_MAX + 16];
+	struct build_mark want, have;
+	__u32 zero = 0;
+	bool ours;
+	int fd;
+
+	build_path(path, sizeof(path), pin_dir, gen);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		sh_log("generation %u has no build mark (%s): loading the programs", gen,
+		       strerror(errno));
+		return false;
+	}
+	build_mark_of(skel, &want);
+	ours = bpf_map_lookup_elem(fd, &zero, &have) == 0 && !memcmp(&want, &have, sizeof(want));
+	close(fd);
+	if (!ours)
+		sh_log("generation %u was pinned by another build: loading the programs", gen);
+	return ours;
+}
+
+void sh_resume_init(struct sh_resumed *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < SH_MAX_PROGS; i++)
+		r->prog_fd[i] = r->link_fd[i] = -1;
+}
+
+void sh_resume_release(struct sh_resumed *r)
+{
+	for (int i = 0; i < SH_MAX_PROGS; i++) {
+		if (r->prog_fd[i] >= 0)
+			close(r->prog_fd[i]);
+		if (r->link_fd[i] >= 0)
+			close(r->link_fd[i]);
+	}
+	sh_resume_init(r);
+}
+
+static bool id_in(__u32 id, const __u32 *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Whether the map of id is one of the build's own constants or scratch
+ * (not adopted: each generation has its own), by its name. */
+static bool own_map(const struct bpf_object_skeleton *s, __u32 id)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	struct bpf_map *m;
+	bool found = false;
+	int fd = bpf_map_get_fd_by_id(id);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &mi, &len)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	bpf_object__for_each_map(m, *s->obj)
+		if (!sh_pin_adopted_kind(m) &&
+		    !strncmp(mi.name, bpf_map__name(m), sizeof(mi.name) - 1))
+			found = true;
+	return found;
+}
+
+/* Program i's link pinned in generation gen, judged (see sh_resume_check);
+ * on success its link and program fds are in r. */
+static bool take_prog(const struct bpf_object_skeleton *s, int i, const char *pin_dir,
+		      unsigned gen, const __u32 *adopted, size_t nadopted, struct sh_resumed *r)
+{
+	const char *name = bpf_program__name(*s->progs[i].prog);
+	struct bpf_link_info li = {};
+	struct bpf_prog_info pi = {};
+	__u32 len = sizeof(li), maps[64];
+	char path[PATH_MAX + 256];
+	const char *why = NULL;
+
+	sh_pin_path(path, sizeof(path), pin_dir, gen, "link", name);
+	r->link_fd[i] = bpf_obj_get(path);
+	if (r->link_fd[i] < 0 || bpf_obj_get_info_by_fd(r->link_fd[i], &li, &len)) {
+		why = strerror(errno);
+		goto fail;
+	}
+	if (li.type != BPF_LINK_TYPE_TRACING || li.tracing.attach_type != BPF_LSM_MAC) {
+		why = "not an LSM link";
+		goto fail;
+	}
+	r->prog_fd[i] = bpf_prog_get_fd_by_id(li.prog_id);
+	len = sizeof(pi);
+	pi.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
+	pi.map_ids = (__u64)(unsigned long)maps;
+	if (r->prog_fd[i] < 0 || bpf_obj_get_info_by_fd(r->prog_fd[i], &pi, &len)) {
+		why = strerror(errno);
+		goto fail;
+	}
+	if (pi.type != BPF_PROG_TYPE_LSM || strncmp(pi.name, name, sizeof(pi.name) - 1)) {
+		why = "another program";
+		goto fail;
+	}
+	if (pi.nr_map_ids > sizeof(maps) / sizeof(maps[0])) {
+		why = "too many maps";
+		goto fail;
+	}
+	for (__u32 k = 0; k < pi.nr_map_ids; k++)
+		if (!id_in(maps[k], adopted, nadopted) && !own_map(s, maps[k])) {
+			why = "it uses a map that is not the pinned state";
+			goto fail;
+		}
+	r->prog_id[i] = li.prog_id;
+	r->base[i] = pi.recursion_misses;
+	return true;
+fail:
+	sh_log("cannot resume %s (%s): loading the programs", path, why);
+	return false;
+}
+
+/* The ids of the maps adopted (every state map must be); 0 or -1. */
+static int adopted_ids(const struct bpf_object_skeleton *s, __u32 *ids, size_t *n, size_t max)
+{
+	struct bpf_map *m;
+
+	*n = 0;
+	bpf_object__for_each_map(m, *s->obj) {
+		struct bpf_map_info mi = {};
+		__u32 len = sizeof(mi);
+
+		if (!sh_pin_adopted_kind(m))
+			continue;
+		/* Before the load, a map has an fd only if it was adopted. */
+		if (bpf_map__fd(m) < 0) {
+			sh_log("map %s starts empty: loading the programs", bpf_map__name(m));
+			return -1;
+		}
+		if (*n == max || bpf_obj_get_info_by_fd(bpf_map__fd(m), &mi, &len))
+			return -1;
+		ids[(*n)++] = mi.id;
+	}
+	return 0;
+}
+
+bool sh_resume_check(const struct sharness_bpf *skel, const char *pin_dir, unsigned gen,
+		     struct sh_resumed *r)
+{
+	const struct bpf_object_skeleton *s = skel->skeleton;
+	__u32 ids[64];
+	size_t nids;
+	struct bpf_map *m;
+
+	sh_resume_init(r);
+	if (s->prog_cnt > SH_MAX_PROGS || !marked_ours(skel, pin_dir, gen) ||
+	    adopted_ids(s, ids, &nids, sizeof(ids) / sizeof(ids[0])))
+		return false;
+	for (int i = 0; i < s->prog_cnt; i++)
+		if (bpf_program__autoload(*s->progs[i].prog) &&
+		    !take_prog(s, i, pin_dir, gen, ids, nids, r)) {
+			sh_resume_release(r);
+			return false;
+		}
+	/* Ours: the load makes the constants and nothing else. */
+	for (int i = 0; i < s->prog_cnt; i++)
+		bpf_program__set_autoload(*s->progs[i].prog, false);
+	bpf_object__for_each_map(m, *s->obj)
+		if (!sh_pin_adopted_kind(m) && !(bpf_map__map_flags(m) & BPF_F_MMAPABLE))
+			bpf_map__set_autocreate(m, false);
+	r->on = true;
+	return true;
+}
+
+/* Pins link fd lfd at program i's pin of generation gen and gives the
+ * skeleton a link opened there. */
+static int pin_as_ours(const struct bpf_object_skeleton *s, int i, int lfd, const char *pin_dir,
+		       unsigned gen)
+{
+	char path[PATH_MAX + 256];
+	struct bpf_link *l;
+
+	sh_pin_path(path, sizeof(path), pin_dir, gen, "link", bpf_program__name(*s->progs[i].prog));
+	if (bpf_obj_pin(lfd, path))
+		return -errno;
+	l = bpf_link__open(path);
+	if (!l) {
+		int err = -errno;
+
+		unlink(path);
+		return err;
+	}
+	*s->progs[i].link = l;
+	return 0;
+}
+
+int sh_resume_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
+		    struct sh_resumed *r)
+{
+	for (int i = 0; i < s->prog_cnt; i++) {
+		int err;
+
+		if (r->link_fd[i] < 0)
+			continue;
+		err = pin_as_ours(s, i, r->link_fd[i], pin_dir, gen);
+		if (err)
+			return err;
+		close(r->link_fd[i]);
+		r->link_fd[i] = -1;
+	}
+	return 0;
+}
+
+int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
+		     const struct sh_resumed *r)
+{
+	for (int i = 0; i < s->prog_cnt; i++) {
+		int lfd, err;
+
+		if (r->prog_fd[i] < 0 || *s->progs[i].link)
+			continue;
+		lfd = bpf_link_create(r->prog_fd[i], 0, BPF_LSM_MAC, NULL);
+		if (lfd < 0)
+			return -errno;
+		err = pin_as_ours(s, i, lfd, pin_dir, gen);
+		close(lfd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
