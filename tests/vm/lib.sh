@@ -168,14 +168,25 @@ wait_daemon_exit() {
 	DAEMON_PID=
 }
 
-# Detaches everything this test loaded, so the next test starts clean.
+# Detaches everything this test loaded, so the next test starts clean:
+# nothing of it stays pinned or tagged. The last close of the links (in
+# the daemon's exit, or in --unload's removal of the pins) waits on the
+# kernel's tracing machinery, about nine seconds here with the guest's
+# CPU idle, so it goes on in the background while the next file runs;
+# the runner waits for it before its final checks, and a check that
+# counts the kernel's programs or links waits for it first (others_gone).
 unload_all() {
-	[ -n "$DAEMON_PID" ] && $CTL unload --force >/dev/null 2>&1 &&
-		wait_until gone "$DAEMON_PID"
+	(
+		[ -n "$DAEMON_PID" ] && $CTL unload --force >/dev/null 2>&1 &&
+			wait_until gone "$DAEMON_PID"
+		"$SH_BUILD/sharnessd" --unload --force --pin-dir "$PIN" --socket "$SOCK" \
+			--audit-log "$AUDIT" 2>/dev/null
+	) </dev/null >/dev/null 2>&1 &
 	DAEMON_PID=
-	"$SH_BUILD/sharnessd" --unload --force --pin-dir "$PIN" --socket "$SOCK" \
-		--audit-log "$AUDIT" 2>/dev/null
 }
+
+# No daemon but this file's left (an earlier file's still detaching).
+others_gone() { [ -z "$(pgrep -x sharnessd | grep -vx "${DAEMON_PID:-0}")" ]; }
 
 # Every test's end: every program gave back the working buffer it took
 # (bpf/lib/maps.h), and no use was refused for want of one (which, without

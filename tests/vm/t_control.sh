@@ -120,7 +120,9 @@ check "status --json: 2 policies, nothing tagged, no denial" \
 	"$(jnum policies "$ST") $(jnum tagged "$ST") $(jnum deny_exec "$ST") $(jnum dropped "$ST")" "2 0 0 0"
 # Calls the kernel let through a program unrun (its recursion check):
 # none on these kernels, which exempt LSM programs from it. The count is
-# the kernel's: bpftool's recursion_misses of the same programs agree.
+# the kernel's: bpftool's recursion_misses of the same programs agree
+# (once an earlier file's daemon, still detaching, is gone).
+wait_until others_gone
 bt=$(bpftool -j prog show 2>/dev/null | jq '[.[] | select(.type == "lsm" and (.name | startswith("sh_")))
 	| .recursion_misses // 0] | "\(length) \(add)"' -r)
 check "status --json: unjudged, a number, agrees with bpftool's recursion_misses" \

@@ -35,6 +35,7 @@ prog_ids() {
 }
 ids0=$(prog_ids)
 
+wait_until others_gone
 stop_daemon KILL
 check "kill -9: the daemon is gone" "$(kill -0 "$(pgrep -x sharnessd || echo 999999)" 2>/dev/null; echo $?)" 1
 out=$($CTL status)
@@ -159,6 +160,7 @@ opens() { bpftool -j prog show | jq '[.[] | select(.name=="sh_file_open") | .run
 resting() { [ "$($CTL status --json | jq .resting)" = true ]; }
 awake() { [ "$($CTL status --json | jq .resting)" = false ]; }
 sysctl -qw kernel.bpf_stats_enabled=1
+wait_until others_gone
 wait_until resting
 check "nothing tagged: resting" "$?" 0
 check "resting: no link pinned" "$(ls "$PIN"/gen-*/ | grep -c '^link_')" 0
