@@ -97,7 +97,7 @@ static int pin_maps(struct sh_enforcer *e, unsigned gen)
 		return err;
 	}
 	/* Without the mark the next daemon loads its own programs. */
-	err = sh_resume_mark(e->skel, e->pin_dir, gen);
+	err = sh_resume_mark(e->skel, &e->res, e->pin_dir, gen);
 	if (err)
 		sh_log("cannot mark %s/gen-%u with this build: %s (the next daemon will load "
 		       "its programs)", e->pin_dir, gen, strerror(-err));
@@ -134,11 +134,15 @@ static int resume_and_pin(struct sh_enforcer *e, unsigned old_gen,
 			sum += e->res.base[i];
 			n++;
 		}
-	/* Calls the programs let through that their daemon did not report. */
-	if (seen->gen == old_gen)
+	/* Calls the programs let through that their daemons did not report:
+	 * the last report is of the generation the state file names, which
+	 * linked these programs too unless it is older than them. */
+	if (seen->gen && (seen->gen == old_gen ||
+			  sh_resume_gen_ours(e->skel->skeleton, e->pin_dir, seen->gen, &e->res)))
 		e->resumed_before = sum > seen->reported ? sum - seen->reported : 0;
 	else
 		e->resumed_before = sum;
+	e->old_seen = *seen;
 	e->gen = gen;
 	e->attached = true;
 	e->attach_ms = (unsigned)(sh_now_ns(CLOCK_MONOTONIC) / 1000000 - t0);
@@ -214,10 +218,10 @@ void sh_enforcer_retire_old(struct sh_enforcer *e)
 	for (int i = 0; i < SH_MAX_PROGS; i++)
 		if (e->res.prog_fd[i] >= 0)
 			ours[n++] = e->res.prog_id[i];
-	/* Resumed: what the taken generation's programs let through is
-	 * counted already (resumed_before, their base). */
-	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen,
-						      e->res.on ? NULL : &e->old_seen, ours, n) +
+	/* Resumed: what the programs taken over let through is counted
+	 * already (resumed_before, their base), in whichever generation
+	 * links them. */
+	e->unjudged_before = sh_pin_remove_other_gens(e->pin_dir, e->gen, &e->old_seen, ours, n) +
 			     e->resumed_before;
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf_digest.h"
@@ -34,10 +35,14 @@
 
 /* PIN_DIR/gen-N/build: which build pinned the generation. */
 struct build_mark {
+	__u32 version;          /* of this layout: BUILD_MARK_VERSION */
+	__u32 pad;
 	char digest[64];        /* SH_BPF_DIGEST: sha256 of the BPF object */
 	__u64 loaded[2];        /* bit i: the skeleton's program i is loaded */
 	__u64 constants;        /* what the daemon set in .rodata, but its key */
 };
+
+#define BUILD_MARK_VERSION 1
 
 _Static_assert(SH_MAX_PROGS <= 128, "build_mark.loaded holds 128 programs");
 
@@ -55,15 +60,19 @@ static __u64 constants_of(const struct sharness_bpf *skel)
 	return h;
 }
 
-static void build_mark_of(const struct sharness_bpf *skel, struct build_mark *b)
+/* The mark of this build: the programs it loads are those set to load,
+ * or, resumed (r->on: none set to load), those it took over. */
+static void build_mark_of(const struct sharness_bpf *skel, const struct sh_resumed *r,
+			  struct build_mark *b)
 {
 	const struct bpf_object_skeleton *s = skel->skeleton;
 
 	memset(b, 0, sizeof(*b));
+	b->version = BUILD_MARK_VERSION;
 	b->constants = constants_of(skel);
 	memcpy(b->digest, SH_BPF_DIGEST, sizeof(b->digest));
 	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++)
-		if (bpf_program__autoload(*s->progs[i].prog))
+		if (r && r->on ? r->prog_fd[i] >= 0 : bpf_program__autoload(*s->progs[i].prog))
 			b->loaded[i / 64] |= 1ull << (i % 64);
 }
 
@@ -72,14 +81,15 @@ static void build_path(char *buf, size_t n, const char *pin_dir, unsigned gen)
 	snprintf(buf, n, "%s/gen-%u/build", pin_dir, gen);
 }
 
-int sh_resume_mark(const struct sharness_bpf *skel, const char *pin_dir, unsigned gen)
+int sh_resume_mark(const struct sharness_bpf *skel, const struct sh_resumed *r,
+		   const char *pin_dir, unsigned gen)
 {
 	char path[PATH_MAX + 16];
 	struct build_mark b;
 	__u32 zero = 0;
 	int fd, err = 0;
 
-	build_mark_of(skel, &b);
+	build_mark_of(skel, r, &b);
 	build_path(path, sizeof(path), pin_dir, gen);
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sh_build", sizeof(zero), sizeof(b), 1, NULL);
 	if (fd < 0)
@@ -99,6 +109,9 @@ static bool marked_ours(const struct sharness_bpf *skel, const char *pin_dir, un
 	bool ours;
 	int fd;
 
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
 	build_path(path, sizeof(path), pin_dir, gen);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
@@ -106,8 +119,12 @@ static bool marked_ours(const struct sharness_bpf *skel, const char *pin_dir, un
 		       strerror(errno));
 		return false;
 	}
-	build_mark_of(skel, &want);
-	ours = bpf_map_lookup_elem(fd, &zero, &have) == 0 && !memcmp(&want, &have, sizeof(want));
+	build_mark_of(skel, NULL, &want);
+	/* Read only a mark of this layout (another build's may be larger). */
+	ours = bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 && mi.type == BPF_MAP_TYPE_ARRAY &&
+	       mi.key_size == sizeof(zero) && mi.value_size == sizeof(have) &&
+	       mi.max_entries == 1 && bpf_map_lookup_elem(fd, &zero, &have) == 0 &&
+	       !memcmp(&want, &have, sizeof(want));
 	close(fd);
 	if (!ours)
 		sh_log("generation %u was pinned by another build: loading the programs", gen);
@@ -132,6 +149,19 @@ void sh_resume_release(struct sh_resumed *r)
 	sh_resume_init(r);
 }
 
+/* What a program taken over must keep to (sh_resume_check). */
+struct judge {
+	const struct bpf_object_skeleton *s;
+	struct btf *vmlinux;            /* the hooks' ids */
+	__u32 adopted[64];              /* the state maps' ids */
+	size_t nadopted;
+	struct {                        /* the constants and scratch, one of each */
+		char name[BPF_OBJ_NAME_LEN];
+		__u32 id;
+	} own[16];
+	size_t nown;
+};
+
 static bool id_in(__u32 id, const __u32 *ids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -140,9 +170,13 @@ static bool id_in(__u32 id, const __u32 *ids, size_t n)
 	return false;
 }
 
-/* Whether the map of id is one of the build's own constants or scratch
- * (not adopted: each generation has its own), by its name. */
-static bool own_map(const struct bpf_object_skeleton *s, __u32 id)
+/*
+ * Whether the map of id is one of the build's own read-only constants or
+ * its scratch (not adopted: each generation has its own), by its name,
+ * and the one every program taken over uses under that name: a program
+ * on a writable map of its own would not see what the daemon writes.
+ */
+static bool own_map(struct judge *j, __u32 id)
 {
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
@@ -156,19 +190,44 @@ static bool own_map(const struct bpf_object_skeleton *s, __u32 id)
 		return false;
 	}
 	close(fd);
-	bpf_object__for_each_map(m, *s->obj)
+	if (strncmp(mi.name, "scratch", 7) && !(mi.map_flags & BPF_F_RDONLY_PROG))
+		return false;
+	bpf_object__for_each_map(m, *j->s->obj)
 		if (!sh_pin_adopted_kind(m) &&
 		    !strncmp(mi.name, bpf_map__name(m), sizeof(mi.name) - 1))
 			found = true;
-	return found;
+	if (!found)
+		return false;
+	for (size_t k = 0; k < j->nown; k++)
+		if (!strcmp(j->own[k].name, mi.name))
+			return j->own[k].id == id;
+	if (j->nown == sizeof(j->own) / sizeof(j->own[0]))
+		return false;
+	memcpy(j->own[j->nown].name, mi.name, sizeof(mi.name));
+	j->own[j->nown++].id = id;
+	return true;
+}
+
+/* Whether the link is on program p's own hook (its section, lsm/HOOK). */
+static bool on_its_hook(const struct judge *j, const struct bpf_program *p,
+			const struct bpf_link_info *li)
+{
+	const char *sec = bpf_program__section_name(p), *hook = strchr(sec, '/');
+	char fn[128];
+
+	if (!hook || snprintf(fn, sizeof(fn), "bpf_lsm_%s", hook + 1) >= (int)sizeof(fn))
+		return false;
+	return btf__find_by_name_kind(j->vmlinux, fn, BTF_KIND_FUNC) ==
+	       (int)li->tracing.target_btf_id;
 }
 
 /* Program i's link pinned in generation gen, judged (see sh_resume_check);
  * on success its link and program fds are in r. */
-static bool take_prog(const struct bpf_object_skeleton *s, int i, const char *pin_dir,
-		      unsigned gen, const __u32 *adopted, size_t nadopted, struct sh_resumed *r)
+static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
+		      struct sh_resumed *r)
 {
-	const char *name = bpf_program__name(*s->progs[i].prog);
+	const struct bpf_program *p = *j->s->progs[i].prog;
+	const char *name = bpf_program__name(p);
 	struct bpf_link_info li = {};
 	struct bpf_prog_info pi = {};
 	__u32 len = sizeof(li), maps[64];
@@ -181,10 +240,16 @@ static bool take_prog(const struct bpf_object_skeleton *s, int i, const char *pi
 		why = strerror(errno);
 		goto fail;
 	}
-	if (li.type != BPF_LINK_TYPE_TRACING || li.tracing.attach_type != BPF_LSM_MAC) {
-		why = "not an LSM link";
+	if (li.type != BPF_LINK_TYPE_TRACING || li.tracing.attach_type != BPF_LSM_MAC ||
+	    !on_its_hook(j, p, &li)) {
+		why = "not a link on its hook";
 		goto fail;
 	}
+	for (int k = 0; k < i; k++)
+		if (r->prog_fd[k] >= 0 && r->prog_id[k] == li.prog_id) {
+			why = "its program is another's";
+			goto fail;
+		}
 	r->prog_fd[i] = bpf_prog_get_fd_by_id(li.prog_id);
 	len = sizeof(pi);
 	pi.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
@@ -202,7 +267,7 @@ static bool take_prog(const struct bpf_object_skeleton *s, int i, const char *pi
 		goto fail;
 	}
 	for (__u32 k = 0; k < pi.nr_map_ids; k++)
-		if (!id_in(maps[k], adopted, nadopted) && !own_map(s, maps[k])) {
+		if (!id_in(maps[k], j->adopted, j->nadopted) && !own_map(j, maps[k])) {
 			why = "it uses a map that is not the pinned state";
 			goto fail;
 		}
@@ -215,12 +280,13 @@ fail:
 }
 
 /* The ids of the maps adopted (every state map must be); 0 or -1. */
-static int adopted_ids(const struct bpf_object_skeleton *s, __u32 *ids, size_t *n, size_t max)
+static int adopted_ids(struct judge *j)
 {
+	const size_t max = sizeof(j->adopted) / sizeof(j->adopted[0]);
 	struct bpf_map *m;
 
-	*n = 0;
-	bpf_object__for_each_map(m, *s->obj) {
+	j->nadopted = 0;
+	bpf_object__for_each_map(m, *j->s->obj) {
 		struct bpf_map_info mi = {};
 		__u32 len = sizeof(mi);
 
@@ -231,9 +297,9 @@ static int adopted_ids(const struct bpf_object_skeleton *s, __u32 *ids, size_t *
 			sh_log("map %s starts empty: loading the programs", bpf_map__name(m));
 			return -1;
 		}
-		if (*n == max || bpf_obj_get_info_by_fd(bpf_map__fd(m), &mi, &len))
+		if (j->nadopted == max || bpf_obj_get_info_by_fd(bpf_map__fd(m), &mi, &len))
 			return -1;
-		ids[(*n)++] = mi.id;
+		j->adopted[j->nadopted++] = mi.id;
 	}
 	return 0;
 }
@@ -241,21 +307,26 @@ static int adopted_ids(const struct bpf_object_skeleton *s, __u32 *ids, size_t *
 bool sh_resume_check(const struct sharness_bpf *skel, const char *pin_dir, unsigned gen,
 		     struct sh_resumed *r)
 {
-	const struct bpf_object_skeleton *s = skel->skeleton;
-	__u32 ids[64];
-	size_t nids;
+	struct judge j = { .s = skel->skeleton };
+	const struct bpf_object_skeleton *s = j.s;
 	struct bpf_map *m;
+	bool ok;
 
 	sh_resume_init(r);
-	if (s->prog_cnt > SH_MAX_PROGS || !marked_ours(skel, pin_dir, gen) ||
-	    adopted_ids(s, ids, &nids, sizeof(ids) / sizeof(ids[0])))
+	if (s->prog_cnt > SH_MAX_PROGS || !marked_ours(skel, pin_dir, gen) || adopted_ids(&j))
 		return false;
-	for (int i = 0; i < s->prog_cnt; i++)
-		if (bpf_program__autoload(*s->progs[i].prog) &&
-		    !take_prog(s, i, pin_dir, gen, ids, nids, r)) {
-			sh_resume_release(r);
-			return false;
-		}
+	j.vmlinux = btf__load_vmlinux_btf();
+	ok = j.vmlinux != NULL;
+	if (!ok)
+		sh_log("cannot read the kernel's BTF: %s: loading the programs", strerror(errno));
+	for (int i = 0; ok && i < s->prog_cnt; i++)
+		if (bpf_program__autoload(*s->progs[i].prog))
+			ok = take_prog(&j, i, pin_dir, gen, r);
+	btf__free(j.vmlinux);
+	if (!ok) {
+		sh_resume_release(r);
+		return false;
+	}
 	/* Ours: the load makes the constants and nothing else. */
 	for (int i = 0; i < s->prog_cnt; i++)
 		bpf_program__set_autoload(*s->progs[i].prog, false);
@@ -303,6 +374,32 @@ int sh_resume_links(const struct bpf_object_skeleton *s, const char *pin_dir, un
 		r->link_fd[i] = -1;
 	}
 	return 0;
+}
+
+bool sh_resume_gen_ours(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
+			const struct sh_resumed *r)
+{
+	char path[PATH_MAX + 256];
+
+	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++) {
+		struct bpf_link_info li = {};
+		__u32 len = sizeof(li);
+		bool ours;
+		int fd;
+
+		if (r->prog_fd[i] < 0)
+			continue;
+		sh_pin_path(path, sizeof(path), pin_dir, gen, "link",
+			    bpf_program__name(*s->progs[i].prog));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		ours = !bpf_obj_get_info_by_fd(fd, &li, &len) && li.prog_id == r->prog_id[i];
+		close(fd);
+		if (ours)
+			return true;
+	}
+	return false;
 }
 
 int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,

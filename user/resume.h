@@ -45,12 +45,17 @@ bool sh_resume_check(const struct sharness_bpf *skel, const char *pin_dir, unsig
  * handed to the skeleton; 0 or -errno. */
 int sh_resume_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
 		    struct sh_resumed *r);
+/* Whether generation gen links any of the programs r took over (one that
+ * itself resumed them, or the one they were loaded in). */
+bool sh_resume_gen_ours(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
+			const struct sh_resumed *r);
 /* A wake after a rest: a new link for every resumed program without one,
  * pinned as generation gen's; 0 or -errno. */
 int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
 		     const struct sh_resumed *r);
 /* Marks generation gen as this build's (PIN_DIR/gen-N/build, a frozen
  * one-entry map), so that the next daemon of this build may resume it. */
-int sh_resume_mark(const struct sharness_bpf *skel, const char *pin_dir, unsigned gen);
+int sh_resume_mark(const struct sharness_bpf *skel, const struct sh_resumed *r,
+		   const char *pin_dir, unsigned gen);
 
 #endif
