@@ -69,6 +69,21 @@ static int prepare_run_parent(void)
 	return 0;
 }
 
+/* Why a knob is missing: its controller not enabled, or (memory.swap.max
+ * where memory.max is there) a kernel that does not account swap. */
+static const char *missing_knob(const char *path, const char *knob)
+{
+	char file[320];
+
+	snprintf(file, sizeof(file), "%s/memory.max", path);
+	if (!strcmp(knob, "memory.swap.max") && access(file, F_OK) == 0)
+		return "; this kernel does not account swap (swap accounting is off), so swap "
+		       "cannot be bounded: turn it on, or give the run its own memory-max and "
+		       "start sharnessd with --run-memory-max none (the ceiling bounds swap too)";
+	return "; the controller is not enabled for " RUN_PARENT
+	       " (see /sys/fs/cgroup/cgroup.controllers and cgroup.subtree_control)";
+}
+
 /* Writes v to knob of cgroup path; on failure says which limit could not
  * be applied and why (to fd) and returns SH_EXIT_FAIL. */
 static int set_knob(int fd, const char *path, const char *knob, const char *v, const char *what)
@@ -81,8 +96,7 @@ static int set_knob(int fd, const char *path, const char *knob, const char *v, c
 	if (!err)
 		return 0;
 	sh_ctl_reply(fd, 'E', "cannot apply %s (%s = %s): %s%s\n", what, file, v, strerror(-err),
-		     err == -ENOENT ? "; the controller is not enabled for " RUN_PARENT
-		     " (see /sys/fs/cgroup/cgroup.controllers and cgroup.subtree_control)" : "");
+		     err == -ENOENT ? missing_knob(path, knob) : "");
 	return SH_EXIT_FAIL;
 }
 
