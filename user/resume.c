@@ -5,15 +5,17 @@
  * emulation), and a restart of the same build on the same kernel would
  * verify the very programs its predecessor left attached. So each
  * generation is marked with the build that pinned it (the BPF object's
- * digest, made when it was built, and which of its programs this kernel
- * loads), and a daemon that finds its own mark takes over the programs
- * and links: it pins the links as its own generation and loads nothing
- * but its constants. It resumes only what it can judge to be its own:
- * every program it would load, linked at that program's pin as an LSM
- * program of its name, reading and writing no map but the state maps it
- * adopted (a program on other maps would not see the rules this daemon
- * writes) and its own constants and scratch. Anything else is a full
- * load, as before: the check costs a start nothing but a few system calls.
+ * digest, made when it was built, which of its programs this kernel
+ * loads, and the constants set before the load), and a daemon that finds
+ * its own mark takes over the programs and links: it pins the links as
+ * its own generation and loads nothing but its constants. It resumes
+ * only what it can judge to be its own: every program it would load,
+ * linked at that program's pin on that program's hook, an LSM program of
+ * its name that no other pin shares, reading and writing no map but the
+ * state maps it adopted (a program on other maps would not see the rules
+ * this daemon writes) and one read-only constants or scratch map of each
+ * name. Anything else is a full load, as before: the check costs a start
+ * a few hundred system calls and a read of the kernel's BTF.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -362,7 +364,7 @@ static int pin_as_ours(const struct bpf_object_skeleton *s, int i, int lfd, cons
 int sh_resume_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
 		    struct sh_resumed *r)
 {
-	for (int i = 0; i < s->prog_cnt; i++) {
+	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++) {
 		int err;
 
 		if (r->link_fd[i] < 0)
@@ -405,7 +407,7 @@ bool sh_resume_gen_ours(const struct bpf_object_skeleton *s, const char *pin_dir
 int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
 		     const struct sh_resumed *r)
 {
-	for (int i = 0; i < s->prog_cnt; i++) {
+	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++) {
 		int lfd, err;
 
 		if (r->prog_fd[i] < 0 || *s->progs[i].link)
