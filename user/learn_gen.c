@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "util.h"
 
 /* Beyond this many files written in one directory, the directory. */
 #define FILES_PER_DIR 4
@@ -34,11 +35,7 @@ static const char *const NEVER_WHOLE[] = {
 
 static uint64_t fnv(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
+	return sh_fnv1a(SH_FNV_BASIS, s, strlen(s));
 }
 
 static void index_one(size_t *idx, size_t icap, const char *key, size_t i)

@@ -56,19 +56,10 @@ void sh_metrics_free(struct sh_metrics *m)
 	m->n = m->cap = 0;
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
 const char *sh_metrics_digest(struct sh_daemon *d, char out[17])
 {
 	const struct sh_policy_set *set = sh_enforcer_policies(d->enf);
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = SH_FNV_BASIS;
 	char buf[4096];
 
 	for (size_t i = 0; i < set->n; i++) {
@@ -81,9 +72,9 @@ const char *sh_metrics_digest(struct sh_daemon *d, char out[17])
 		base = strrchr(file, '/');
 		fd = open(file, O_RDONLY | O_CLOEXEC);
 		base = base ? base + 1 : file;
-		h = fnv(h, base, strlen(base) + 1);
+		h = sh_fnv1a(h, base, strlen(base) + 1);
 		while (fd >= 0 && (r = read(fd, buf, sizeof(buf))) > 0)
-			h = fnv(h, buf, (size_t)r);
+			h = sh_fnv1a(h, buf, (size_t)r);
 		if (fd >= 0)
 			close(fd);
 	}

@@ -53,13 +53,9 @@ _Static_assert(SH_MAX_PROGS <= 128, "build_mark.loaded holds 128 programs");
 static __u64 constants_of(const struct sharness_bpf *skel)
 {
 	struct sharness_bpf__rodata c = *skel->rodata;
-	const unsigned char *p = (const unsigned char *)&c;
-	__u64 h = 0xcbf29ce484222325ull;
 
 	c.memo_key = 0;
-	for (size_t i = 0; i < sizeof(c); i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
+	return sh_fnv1a(SH_FNV_BASIS, &c, sizeof(c));
 }
 
 /* The mark of this build: the programs it loads are those set to load,

@@ -222,6 +222,15 @@ int sh_mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+uint64_t sh_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
 uint64_t sh_now_ns(int clock)
 {
 	struct timespec ts;

@@ -67,6 +67,10 @@ int sh_kernel_ino_at(int dirfd, const char *name, int flags, uint64_t *ino, uint
 /* RFC 3339 UTC time with microseconds of a CLOCK_REALTIME instant. */
 void sh_fmt_time(char *out, size_t n, uint64_t realtime_ns);
 uint64_t sh_now_ns(int clock);
+/* FNV-1a, 64 bits, of n bytes at p, on from h (SH_FNV_BASIS to start):
+ * digests of what changed, never a secret or a hash a tree could steer. */
+#define SH_FNV_BASIS 0xcbf29ce484222325ull
+uint64_t sh_fnv1a(uint64_t h, const void *p, size_t n);
 /*
  * A time as `log --since/--until` take it, in CLOCK_REALTIME ns, against
  * now (ns): a date ("2026-11-30", "2026-11-30T10:05[:07]", a space for the
