@@ -69,6 +69,7 @@ check "a second restart: the same programs again" "$(prog_ids)" "$ids0"
 check_match "... resumed from the resumed generation" \
 	"$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" "resumed the [1-9][0-9]* programs of $PIN/gen-2 "
 check "... still refused" "$(ask /usr/bin/id)" "err EPERM"
+check "... allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 # Control: a generation without its build mark (pinned by a build before
 # marks, or a mark that cannot be read) is not resumed; the daemon loads
 # and attaches its own programs, and the tree stays held throughout.
@@ -102,6 +103,7 @@ if [ -e "$G/link_sh_inode_remove_acl" ]; then
 	check "... programs of its own" \
 		"$(jq -r 'select(.event=="daemon-start") | .resumed' "$AUDIT" | tail -n 1)" 0
 	check "... still refused" "$(ask /usr/bin/id)" "err EPERM"
+	check "... allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 fi
 
 $CTL unload 2>"$F/unload.err"

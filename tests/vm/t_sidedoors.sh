@@ -438,6 +438,24 @@ check "read of the enforcer's pinned .bss map: refused" "$OUT" "err EPERM"
 expect_ev "bpffs read"
 try_outside open "${PINM:-$PIN/none}" r
 check "outside: the pinned map opens for reading" "$OUT" ok
+# What a restarted daemon judges before it resumes the programs (the
+# build mark, the link pins on their hooks): a tree can neither take the
+# mark away nor swap two link pins; outside, the operator can (and swaps
+# them back).
+G=$(ls -d "$PIN"/gen-* | sort -t- -k2 -n | tail -n 1)
+mark cgroup rename-from "$G/build"
+# (bpffs itself refuses names with a dot: the new name has none.)
+try_in_tree tsd rename "$G/build" "$G/build_gone"
+check "rename of the build mark: refused" "$OUT $([ -e "$G/build" ] && echo kept)" "err EPERM kept"
+expect_ev "bpffs rename"
+mark cgroup rename-from
+try_in_tree tsd exchange "$G/link_sh_path_mkdir" "$G/link_sh_path_rmdir"
+check "exchange of two link pins: refused" "$OUT" "err EPERM"
+expect_ev "bpffs exchange"
+try_outside exchange "$G/link_sh_path_mkdir" "$G/link_sh_path_rmdir"
+check "outside: the link pins exchange" "$OUT" ok
+try_outside exchange "$G/link_sh_path_mkdir" "$G/link_sh_path_rmdir"
+check "outside: and back" "$OUT" ok
 try_outside mkdir /sys/fs/cgroup/t_sidedoors_new
 check "outside: mkdir in /sys/fs/cgroup works" "$OUT" ok
 try_outside mkdir "$BPFDIR"
@@ -454,7 +472,7 @@ check "clone3(CLONE_INTO_CGROUP) in the tree: refused" "$OUT" "err EPERM"
 expect_ev "clone3(CLONE_INTO_CGROUP)"
 esc_out clone-into-cgroup "$OTHER"
 check "outside: clone3(CLONE_INTO_CGROUP) works" "$OUT" ok
-check_counter cgroup $((c0 + 7))
+check_counter cgroup $((c0 + 9))
 
 # Moving itself into another cgroup the way a shell does; afterwards it is
 # still held. (The shell's O_CREAT also reaches the create hook, which the
