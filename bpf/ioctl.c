@@ -91,17 +91,32 @@ int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned
  * A pty slave comes to be in the ptmx open of the task that asked for the
  * pair: where that task is a tree's, the slave's inode is marked as that
  * tree's (pty_trees), the one slave its tree may open by name
- * (device_by_default).
+ * (device_by_default). A unix socket file a tree's bind makes is marked
+ * as that tree's (sock_trees): the dentry its path_mknod allowed.
  * Every other dentry the host instantiates leaves at the inode's mode
  * and device number.
  */
 SEC("lsm/d_instantiate")
 int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 {
+	struct task_struct *task;
 	struct member m = {};
-	__u64 *made;
+	__u64 *made, *making;
 
-	if (!ntagged || !inode || !devpts_slave(inode) || !membership(&m))
+	if (!ntagged || !inode)
+		return 0;
+	if ((inode->i_mode & S_IFMT) == S_IFSOCK) {
+		task = bpf_get_current_task_btf();
+		making = bpf_task_storage_get(&sock_making, task, 0, 0);
+		if (!making || *making != (__u64)dentry || !membership(&m))
+			return 0;
+		*making = 0;
+		made = bpf_inode_storage_get(&sock_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (made)
+			*made = m.origin;
+		return 0;
+	}
+	if (!devpts_slave(inode) || !membership(&m))
 		return 0;
 	made = bpf_inode_storage_get(&pty_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (made && !*made)

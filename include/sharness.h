@@ -101,15 +101,19 @@ enum sh_policy_flags {
 					  * wherever the kind has rules */
 	SH_PF_CONNECT_TREE   = 1u << 17, /* [connect] scope = tree: unix sockets its own
 					  * tree bound, or an allow rule names */
+	SH_PF_DEVICE_RULES   = 1u << 18, /* has [file] device rules */
 };
 
 /*
  * Directory markers (map dir_marks, keyed as the rules): every directory
- * "P/" with a [file] rule key below it. len: the marker's length in bytes
- * (a lookup that finds exactly its own length found a marker). id: 0, or
- * the number, unique within the policy, under which dir_names lists the
- * names in "P/" that lead to those rules (every other name in it is
- * covered by the rule that covers "P/").
+ * "P/" with a [file] rule key below it; under the kinds SH_KEY_CONNECT and
+ * SH_KEY_DEVICE, every "P/" with a rule of that kind below it, and under
+ * SH_KEY_EXEC, with an exec deny rule below it (a rename of "P" would
+ * move the names those rules judge at their use; these have id 0).
+ * len: the marker's length in bytes (a lookup that finds exactly its own
+ * length found a marker). id: 0, or the number, unique within the policy,
+ * under which dir_names lists the names in "P/" that lead to those rules
+ * (every other name in it is covered by the rule that covers "P/").
  */
 struct sh_dir_mark {
 	__u32 len;
@@ -415,6 +419,7 @@ enum sh_reason {
 	SH_WHY_ADDRESS    = 12, /* a socket address that cannot be read or is malformed */
 	SH_WHY_OPTION     = 13, /* [net]: source routes, IP options, marks, device binds */
 	SH_WHY_CASEFOLD   = 14, /* a name compared without case, under a deny rule's directory */
+	SH_WHY_MOVES      = 15, /* a rename would change what a rule judged at use says */
 };
 
 /* Event flags (bit 0 is retired). */

@@ -160,6 +160,15 @@ static bool file_rule(const struct sh_compiled_rule *r)
 	return r->key.kind == SH_KEY_FILE;
 }
 
+/* Is r a rule that judges a name at its use, whose directories no rename
+ * may move: a [connect] or device rule, an exec deny rule (the object
+ * keeps the verdict of the name it had; see sh_path_rename)? */
+static bool name_rule(const struct sh_compiled_rule *r)
+{
+	return r->key.kind == SH_KEY_CONNECT || r->key.kind == SH_KEY_DEVICE ||
+	       (r->key.kind == SH_KEY_EXEC && r->act == SH_ACT_DENY);
+}
+
 /* Does rule r refuse more than a rule above it could allow: a deny rule,
  * or an exec lib rule (mapped, not run)? A spelling that misses it would
  * be judged by a broader rule: its directories get fold markers. */
@@ -291,15 +300,17 @@ int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out)
 	err = each_mark(c, file_rule, add_mark, &b);
 	if (!err)
 		err = each_mark(c, restricts, add_fold_mark, &b);
+	if (!err)
+		err = each_mark(c, name_rule, add_mark, &b);
 	if (!err && out->n) {
 		qsort(out->marks, out->n, sizeof(*out->marks), dir_cmp);
 		for (size_t i = 0; i < out->n; i++)
 			if (!u || dir_cmp(&out->marks[i], &out->marks[u - 1]))
 				out->marks[u++] = out->marks[i];
 		out->n = u;
-		/* Ids for the directory markers; a fold marker has none. */
+		/* Ids for the [file] directory markers; the others have none. */
 		for (size_t i = 0; i < u; i++)
-			out->marks[i].val.id = out->marks[i].key.kind & SH_KEY_FOLD ? 0 : i + 1;
+			out->marks[i].val.id = out->marks[i].key.kind == SH_KEY_FILE ? i + 1 : 0;
 		err = each_mark(c, file_rule, add_name, &b);
 	}
 	if (err) {

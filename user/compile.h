@@ -37,8 +37,8 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 		     struct sh_compiled *out, struct sh_errors *errs);
 void sh_compile_free(struct sh_compiled *c);   /* NULL-safe, zeroes */
 
-/* One dir_marks-map entry: a directory "P/" with a [file] rule key below
- * it, its length in bytes and the id its names are listed under. */
+/* One dir_marks-map entry: a directory "P/" with a rule key below it, its
+ * length in bytes and the id its names are listed under. */
 struct sh_compiled_dir {
 	struct sh_rule_key key;
 	struct sh_dir_mark val;
@@ -62,7 +62,10 @@ struct sh_compiled_dirs {
  * name in it by path (bpf/lib/memo.h). Beside them, with the kind
  * SH_KEY_FOLD | kind and id 0, the fold markers: every such prefix of a
  * key of a rule that restricts (deny; exec lib) of any path kind
- * (include/sharness.h). 0 or -ENOMEM; out is empty then.
+ * (include/sharness.h). And with the rule's own kind and id 0, the
+ * markers a rename is judged by (bpf/file.c): every such prefix of a
+ * [connect] or device key or of an exec deny key. 0 or -ENOMEM; out is
+ * empty then.
  */
 int sh_compile_dirs(const struct sh_compiled *c, struct sh_compiled_dirs *out);
 void sh_compile_dirs_free(struct sh_compiled_dirs *d); /* NULL-safe, zeroes */

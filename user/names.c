@@ -79,6 +79,7 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_ADDRESS: return "bad socket address";
 	case SH_WHY_OPTION: return "socket option not allowed";
 	case SH_WHY_CASEFOLD: return "case-insensitive name";
+	case SH_WHY_MOVES: return "rename across a rule";
 	default: return "unknown";
 	}
 }

@@ -19,7 +19,8 @@ const struct sh_rule_kind_info sh_rule_kinds[SH_RULE_KIND_COUNT] = {
 	[SH_FILE_DENY] = { "file", "deny", "file deny", SH_KEY_FILE, SH_ACT_DENY,
 			   SH_PF_FILE_DENY },
 	/* a trie of its own: never in conflict with write or deny */
-	[SH_FILE_DEVICE] = { "file", "device", "file device", SH_KEY_DEVICE, SH_ACT_ALLOW, 0 },
+	[SH_FILE_DEVICE] = { "file", "device", "file device", SH_KEY_DEVICE, SH_ACT_ALLOW,
+			     SH_PF_DEVICE_RULES },
 	[SH_CONNECT_ALLOW] = { "connect", "allow", "connect allow", SH_KEY_CONNECT, SH_ACT_ALLOW,
 			       SH_PF_CONNECT_RULES },
 	[SH_CONNECT_DENY] = { "connect", "deny", "connect deny", SH_KEY_CONNECT, SH_ACT_DENY,

@@ -75,6 +75,7 @@
 #define S_IFBLK 0060000
 #define S_IFCHR 0020000
 #define S_IFDIR 0040000
+#define S_IFSOCK 0140000
 #define S_CASEFOLD (1 << 15) /* inode.i_flags: a directory whose names compare without case */
 /* The kernel's dev_t: major in the bits above 20. */
 #define DEV_MAJOR(d) ((__u32)(d) >> 20)

@@ -128,6 +128,28 @@ struct {
 	__type(value, __u64);
 } pty_trees SEC(".maps");
 
+/*
+ * The tree that bound each unix socket file (its tagged cgroup's id), on
+ * the file's inode: set when a tree's bind (or mknod) makes it, gone with
+ * the inode. A tree renames or links only its own (file.c). Only the
+ * making counts: path_mknod notes the new dentry in the task
+ * (sock_making), d_instantiate marks the inode that dentry gets; a lookup
+ * or a link that instantiates an outsider's socket file marks nothing.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} sock_trees SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);               /* the dentry path_mknod allowed */
+} sock_making SEC(".maps");
+
 /* Is this inode a pty slave of devpts (where only ptmx opens make one)? */
 static __always_inline bool devpts_slave(struct inode *inode)
 {

@@ -241,7 +241,7 @@ static void test_flags(void **state)
 		{ SH_EXEC_LIB, 0 },
 		{ SH_FILE_WRITE, SH_PF_FILE_WRITELIST },
 		{ SH_FILE_DENY, SH_PF_FILE_DENY },
-		{ SH_FILE_DEVICE, 0 },
+		{ SH_FILE_DEVICE, SH_PF_DEVICE_RULES },
 		{ SH_CONNECT_ALLOW, SH_PF_CONNECT_RULES },
 		{ SH_CONNECT_DENY, SH_PF_CONNECT_RULES },
 	};
@@ -474,19 +474,26 @@ static void assert_marker(const struct sh_compiled_dirs *d, size_t i, unsigned s
 	assert_int_equal(d->marks[i].val.id, mark_id);
 }
 
-/* Is name listed under marker mark_id of policy id in slot? */
-/* Is there a fold marker of kind (SH_KEY_FOLD | kind) at path? */
-static bool has_fold(const struct sh_compiled_dirs *d, unsigned kind, const char *path)
+/* Is there a marker without id under the key kind `kind` at path? */
+static bool has_kind_mark(const struct sh_compiled_dirs *d, unsigned kind, const char *path)
 {
 	size_t len = strlen(path);
 
 	for (size_t i = 0; i < d->n; i++)
-		if (d->marks[i].key.kind == (SH_KEY_FOLD | kind) && d->marks[i].val.len == len &&
+		if (d->marks[i].key.kind == kind && d->marks[i].val.len == len &&
 		    d->marks[i].key.prefixlen == 32 + len * 8 && d->marks[i].val.id == 0 &&
 		    !memcmp(d->marks[i].key.path, path, len))
 			return true;
 	return false;
 }
+
+/* Is there a fold marker of kind (SH_KEY_FOLD | kind) at path? */
+static bool has_fold(const struct sh_compiled_dirs *d, unsigned kind, const char *path)
+{
+	return has_kind_mark(d, SH_KEY_FOLD | kind, path);
+}
+
+/* Is name listed under marker mark_id of policy id in slot? */
 
 static bool listed(const struct sh_compiled_dirs *d, unsigned slot, unsigned id,
 		   unsigned mark_id, const char *name)
@@ -564,7 +571,8 @@ static void test_dir_markers(void **state)
 	sh_compile_free(&c);
 
 	/* Allow and write rules alone: a spelling that misses them is
-	 * refused anyway. No marker at all. */
+	 * refused anyway. No fold marker; the connect rule's rename markers
+	 * only. */
 	init(&f);
 	add(&f, SH_FILE_WRITE, "/");
 	add(&f, SH_EXEC_ALLOW, "/usr/bin/bash");
@@ -575,9 +583,51 @@ static void test_dir_markers(void **state)
 	assert_true(has_fold(&d, SH_KEY_EXEC, "/usr/"));  /* the lib rule */
 	assert_false(has_fold(&d, SH_KEY_EXEC, "/usr/bin/"));
 	assert_false(has_fold(&d, SH_KEY_CONNECT, "/run/"));
-	assert_int_equal(d.n, 2);
+	assert_true(has_kind_mark(&d, SH_KEY_CONNECT, "/"));
+	assert_true(has_kind_mark(&d, SH_KEY_CONNECT, "/run/"));
+	assert_int_equal(d.n, 2 + 2);
 	assert_int_equal(d.nnames, 0);
 	assert_null(d.names);
+	sh_compile_dirs_free(&d);
+	sh_compile_free(&c);
+}
+
+/*
+ * The directories a rename may not move (bpf/file.c): every directory above
+ * a [connect] or device rule, or above an exec deny rule, under the rule's
+ * own kind and without id or names (the memo does not use them); not the
+ * rule's own directory key, not above an exec allow rule.
+ */
+static void test_rename_markers(void **state)
+{
+	struct sh_compiled_dirs d;
+	struct sh_compiled c;
+	struct fixture f;
+
+	(void)state;
+	init(&f);
+	add(&f, SH_CONNECT_DENY, "/tmp/tmux-0/");
+	add(&f, SH_CONNECT_ALLOW, "/run/a.sock");
+	add(&f, SH_FILE_DEVICE, "/dev/net/tun");
+	add(&f, SH_EXEC_DENY, "/usr/sbin/sudo");
+	add(&f, SH_EXEC_ALLOW, "/opt/tool/bin/");
+	compile_ok(&f, 0, 2, &c);
+	assert_int_equal(sh_compile_dirs(&c, &d), 0);
+	assert_true(has_kind_mark(&d, SH_KEY_CONNECT, "/"));
+	assert_true(has_kind_mark(&d, SH_KEY_CONNECT, "/tmp/"));
+	assert_true(has_kind_mark(&d, SH_KEY_CONNECT, "/run/"));
+	assert_false(has_kind_mark(&d, SH_KEY_CONNECT, "/tmp/tmux-0/"));
+	assert_true(has_kind_mark(&d, SH_KEY_DEVICE, "/"));
+	assert_true(has_kind_mark(&d, SH_KEY_DEVICE, "/dev/"));
+	assert_true(has_kind_mark(&d, SH_KEY_DEVICE, "/dev/net/"));
+	assert_true(has_kind_mark(&d, SH_KEY_EXEC, "/"));
+	assert_true(has_kind_mark(&d, SH_KEY_EXEC, "/usr/"));
+	assert_true(has_kind_mark(&d, SH_KEY_EXEC, "/usr/sbin/"));
+	assert_false(has_kind_mark(&d, SH_KEY_EXEC, "/opt/"));
+	assert_false(has_kind_mark(&d, SH_KEY_FILE, "/"));
+	for (size_t i = 0; i < d.n; i++)
+		assert_int_equal(d.marks[i].val.id, 0);
+	assert_int_equal(d.nnames, 0);
 	sh_compile_dirs_free(&d);
 	sh_compile_free(&c);
 }
@@ -659,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_learn_flags),
 		cmocka_unit_test(test_dir_markers),
 		cmocka_unit_test(test_name_keys),
+		cmocka_unit_test(test_rename_markers),
 		cmocka_unit_test(test_unlisted_marker),
 	};
 

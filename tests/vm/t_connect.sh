@@ -33,6 +33,33 @@ allow = $SH_BUILD/tests/vm/
 scope = tree
 allow = $O/free.sock
 P
+# Renames around the rules judged at use (no [file] rules: every rename is
+# a write the tree may make): a [connect] deny directory, an allow rule
+# under scope = tree, an exec deny rule and a device rule.
+M=$SH_TMP/move
+mkdir -p "$M/deny" "$M/free/d1" "$M/ok" "$M/bin" "$M/dev"
+cat >"$SH_TMP/policies/tmove.policy" <<P
+[policy]
+name = tmove
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+deny = $M/bin/denied
+[file]
+device = $M/dev/null2
+[connect]
+deny = $M/deny/
+P
+cat >"$SH_TMP/policies/tmscope.policy" <<P
+[policy]
+name = tmscope
+[exec]
+allow = /usr/bin/bash
+allow = $SH_BUILD/tests/vm/
+[connect]
+scope = tree
+allow = $M/ok/
+P
 # The same rules without "abstract = deny": abstract sockets are allowed.
 sed -e 's/name = tconn/name = tconn2/' -e '/^abstract/d' "$SH_TMP/policies/tconn.policy" \
 	>"$SH_TMP/policies/tconn2.policy"
@@ -51,6 +78,8 @@ serve listen "$O/free.sock"        # default allow
 serve listen-dgram "$D/d.sock"     # refused
 serve listen-dgram "$O/d.sock"     # default allow
 serve listen-abstract "$ABS"
+for n in a b c in; do serve listen "$M/deny/$n.sock"; done
+for n in f g in o; do serve listen "$M/free/$n.sock"; done
 trap 'kill $LPIDS 2>/dev/null; cleanup' EXIT
 servers_ready() { [ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq "$1" ]; }
 wait_until servers_ready $nserve
@@ -194,6 +223,74 @@ sys.exit(subprocess.call(sys.argv[2:]))' "$O/handed2.sock" \
 	$CTL run --policy tconn2 -- "$TRY" connect "$O/handed2.sock" >"$W/re2.out" 2>&1
 check "... its twin without scope: connects" "$(head -n 1 "$W/re2.out")" ok
 
+# A rename or a link must not change what a rule judged at use says: a
+# socket's directory (or one above it) moved out of a [connect] deny rule,
+# the tree's own socket moved into one, a directory moved into an allow
+# rule under scope = tree; an exec deny rule's program; a device rule's
+# node. An outsider's socket is not the tree's to rename at all. Each next
+# to a rename that keeps the verdict. One run per batch, one line each.
+cp /usr/bin/true "$M/bin/denied"
+cp /usr/bin/true "$M/bin/plain"
+mknod "$M/dev/null2" c 1 3
+mknod "$M/dev/other" c 1 3
+c0=$(counter deny_file)
+moves() { # moves POLICY "[=|+]FROM TO"... (= exchange, + link; a plain TO ending in '@' is bound first)
+	local pol=$1 cmd= a
+	shift
+	for a in "$@"; do
+		set -- $a
+		case $1 in
+		=*) cmd="$cmd \"$TRY\" exchange ${1#=} $2;" ;;
+		+*) cmd="$cmd \"$TRY\" link ${1#+} $2;" ;;
+		@*) cmd="$cmd \"$TRY\" listen ${1#@} >$M/srv.out & s=\$!
+			until [ -s $M/srv.out ]; do :; done; kill \$s;" ;;
+		*) cmd="$cmd \"$TRY\" rename $1 $2;" ;;
+		esac
+	done
+	run_in_tree "$pol" /usr/bin/bash -c "$cmd"
+	MOVED=$(tr '\n' , <"$SH_TMP/last.out")
+}
+moves tmove "$M/deny $M/gone" "$M $SH_TMP/move2" "$M/bin/denied $M/bin/x" "$M/bin $M/bin2" \
+	"+$M/bin/denied $M/bin/dl" "$M/dev/null2 $M/dev/y" "=$M/dev/other $M/dev/null2" \
+	"@$M/free/own.sock" "$M/free/own.sock $M/deny/own.sock" \
+	"$M/free/own.sock $M/free/own2.sock" "$M/free/d1 $M/free/d2" "$M/bin/plain $M/bin/plain2" \
+	"$M/deny/a.sock $M/free/a.sock" "=$M/deny/b.sock $M/free/f.sock" \
+	"$M/free/in.sock $M/deny/in2.sock" "$M/free/g.sock $M/free/g2.sock" "+$M/free/g.sock $M/free/g3"
+check "rename: a deny rule's directory, one above it; an exec deny rule's program, its directory, a link of it" \
+	"$(echo "$MOVED" | cut -d, -f1-5)" "err EPERM,err EPERM,err EPERM,err EPERM,err EPERM"
+check "... a device rule's node, renamed or exchanged; the tree's own socket into a deny rule: refused" \
+	"$(echo "$MOVED" | cut -d, -f6-8)" "err EPERM,err EPERM,err EPERM"
+check "... the tree's own socket within no rule, a directory with none below, a program: renamed" \
+	"$(echo "$MOVED" | cut -d, -f9-11)" "ok,ok,ok"
+check "... an outsider's socket, out of a rule, exchanged, into one, within none, linked: refused" \
+	"$(echo "$MOVED" | cut -d, -f12-16)" "err EPERM,err EPERM,err EPERM,err EPERM,err EPERM"
+check "... nothing refused moved" \
+	"$(ls "$M/deny" "$M/bin" "$M/dev" | tr '\n' ' ')" \
+	"$M/bin: denied plain2  $M/deny: a.sock b.sock c.sock in.sock  $M/dev: null2 other "
+check "... logged (rename across a rule)" \
+	"$(audit_wait '.policy=="tmove" and .hook=="file" and (.op=="rename-from" or .op=="link-from") and .reason=="rename across a rule"' 8)" 8
+check "... an outsider's socket logged (outside the tree)" \
+	"$(audit_wait ".policy==\"tmove\" and .hook==\"file\" and .reason==\"outside the tree\" and (.target|startswith(\"$M/\"))" 5)" 5
+check "... counted in the kernel" "$(counter deny_file)" $((c0 + 13))
+ev_fields "$(audit_last ".policy==\"tmove\" and .target==\"$M/deny\"")"
+check "... the record names the object, refused" "${F[op]-} ${F[action]-} ${F[errno]-}" "rename-from deny 1"
+try_in_tree tmove connect "$M/deny/a.sock"
+check "... and the socket it kept is still refused" "$OUT" "err EPERM"
+moves tmscope "$M/free/o.sock $M/ok/o.sock" "$M/free/d2 $M/ok/d2"
+check "scope = tree: an outsider's socket or a directory renamed into an allow rule: refused" \
+	"$MOVED" "err EPERM,err EPERM,"
+try_in_tree tmscope connect "$M/free/o.sock"
+check "... the socket stays outside the tree" "$OUT" "err EPERM"
+# Another mount of the same file system names a directory otherwise: there
+# none is renamed at all (a file is).
+mkdir -p "$SH_TMP/alias"
+mount --bind "$M/free" "$SH_TMP/alias"
+moves tmove "$M/free/d2 $M/free/d3" "$M/bin/plain2 $M/bin/plain3"
+umount "$SH_TMP/alias"
+check "two mounts of the file system: a directory's rename refused, a file's done" "$MOVED" "err EPERM,ok,"
+try_outside rename "$M/deny/a.sock" "$M/free/a.sock"
+check "outside the tree: an outsider renames its socket out" "$OUT" ok
+
 # Outside every tagged tree nothing is touched.
 try_outside connect "$D/s.sock"
 check "outside the tree: denied-dir socket connects" "$OUT" ok
@@ -201,7 +298,7 @@ try_outside sendto "$D/d.sock"
 check "outside the tree: denied-dir datagram sent" "$OUT" ok
 try_outside connect-abstract "$ABS"
 check "outside the tree: abstract socket connects" "$OUT" ok
-check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 14
+check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 16
 check "no event from outsiders" "$(audit_count '.hook=="connect" and .comm=="try" and (.cgroup | startswith("/sys/fs/cgroup/sharness/") | not)')" 0
 
 # The servers survived every connection, refused or not.
