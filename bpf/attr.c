@@ -70,7 +70,7 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 			s = get_scratch(m);
 			if (!s)
 				return no_scratch(m, &w);
-			nc = scan_mounts(s, dentry);
+			nc = scan_mounts(s, dentry, SH_SB_MOUNTS_SCAN, NULL);
 			if (nc == 1)
 				one = s->cands[0];
 		}
@@ -81,7 +81,7 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 	if (!s)
 		return no_scratch(m, &w);
 	if (knob) {
-		nc = scan_mounts(s, dentry);
+		nc = scan_mounts(s, dentry, SH_SB_MOUNTS_SCAN, NULL);
 	} else if (one) {
 		s->cands[0] = one;
 		nc = 1;

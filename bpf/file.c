@@ -2,15 +2,14 @@
 /*
  * Files: opening (file_open, and a file received over SCM_RIGHTS, judged as
  * if opened) and every change to the name space (the path_* hooks:
- * create, remove, rename, link, truncate, chmod, chown), against the
- * policy's `[file]` rules and the objects no tree may change.
+ * create, remove, truncate, chmod, chown; rename and link: rename.c),
+ * against the policy's `[file]` rules and the objects no tree may change.
  *
  * Part of the one compilation unit sharness.bpf.c.
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
 #include "lib/memo.h"
-#include "lib/mounts.h"
 
 /* A name for the record of an open refused whatever its path. */
 static __always_inline long name_file(struct scratch *s, struct file *file,
@@ -319,19 +318,21 @@ int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
 	     umode_t mode, unsigned int dev, int ret)
 {
 	struct member m = {};
+	__u64 *making;
 
 	ENTER(ret, m);
 	if (plants_setid(mode, mode))
 		return forbid_setid(&m, dentry, dir->mnt, SH_OP_CREATE, mode);
 	ret = judge_write(&m, dentry, dir->mnt, SH_OP_CREATE);
-	/* A socket file (a bind): d_instantiate marks it as the tree's. */
-	if (!ret && (mode & S_IFMT) == S_IFSOCK) {
-		__u64 *making = bpf_task_storage_get(&sock_making, bpf_get_current_task_btf(), 0,
-						     BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-		if (making)
-			*making = (__u64)dentry;
-	}
+	if (ret || (mode & S_IFMT) != S_IFSOCK)
+		return ret;
+	/* A socket file (a bind): not on a name a deny rule protects; once
+	 * made, d_instantiate marks it as the tree's. */
+	ret = released(&m, __judge_socket_bind(&m, dentry, dir->mnt));
+	making = bpf_task_storage_get(&sock_making, bpf_get_current_task_btf(), 0,
+				      BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (making)
+		*making = ret ? 0 : (__u64)dentry;
 	return ret;
 }
 
@@ -341,7 +342,10 @@ int BPF_PROG(sh_path_unlink, const struct path *dir, struct dentry *dentry, int 
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_write(&m, dentry, dir->mnt, SH_OP_UNLINK);
+	ret = judge_write(&m, dentry, dir->mnt, SH_OP_UNLINK);
+	if (ret)
+		return ret;
+	return judge_socket_unlink(&m, dentry, dir->mnt);
 }
 
 SEC("lsm/path_mkdir")
@@ -371,182 +375,6 @@ int BPF_PROG(sh_path_symlink, const struct path *dir, struct dentry *dentry,
 
 	ENTER(ret, m);
 	return judge_write(&m, dentry, dir->mnt, SH_OP_SYMLINK);
-}
-
-/* ---- renames across the rules judged at an object's use ---------------- */
-
-/* The rules a rename may not move an object across (name_verdicts). */
-#define SH_NAME_RULES (SH_PF_CONNECT_RULES | SH_PF_EXEC_RULES | SH_PF_DEVICE_RULES)
-
-/* name_verdicts: rules below the directory, or none known (refused). */
-#define SH_NAME_MARKED (1u << 31)
-
-/* What the [connect] and device rules say of the name in s->ev.path (len
- * bytes with its NUL), and whether an exec deny rule covers it: 3 bits
- * each, from bit `at`. */
-static __always_inline __u32 name_verdict(struct scratch *s, const struct member *m, long len,
-					  __u32 at)
-{
-	__u32 v = lookup_rule(s, m, SH_KEY_CONNECT, len) & 7;
-
-	v |= (lookup_rule(s, m, SH_KEY_DEVICE, len) & 7) << 3;
-	if (lookup_rule(s, m, SH_KEY_EXEC, len) == SH_ACT_DENY)
-		v |= 1u << 6;
-	return v << at;
-}
-
-/*
- * The verdicts of the rules that judge a name at its use, for the name in
- * s->ev.path (len bytes with its NUL) and, for a directory (dir), for the
- * names below it that no deeper rule judges; SH_NAME_MARKED where a rule
- * lies below the directory (a marker of its kind: compile.c) or the
- * policy's markers are not known. A global function: verified once.
- */
-__noinline __u32 sh_name_verdicts(struct scratch *held, const struct member *m, long len,
-				  __u32 dir)
-{
-	const __u8 kinds[3] = { SH_KEY_CONNECT, SH_KEY_DEVICE, SH_KEY_EXEC };
-	struct sh_dir_mark *mark;
-	struct scratch *s;
-	__u32 v, l, n;
-
-	if (!held || !m || len < 2 || len > SH_EVENT_PATH_MAX - 2)
-		return SH_NAME_MARKED;
-	/* The same scratch as a map value: 6.1 takes a key from no other
-	 * memory a global function is given. */
-	s = scratch_at(held->self);
-	if (!s)
-		return SH_NAME_MARKED;
-	v = name_verdict(s, m, len, 0);
-	if (!dir)
-		return v;
-	l = (__u32)len - 1;
-	/* Keep the masks: the verifier bounds the indexes by them. */
-	asm volatile("" : "+r"(l));
-	s->ev.path[l & SH_PATH_MASK] = '/';
-	n = l + 1;
-	asm volatile("" : "+r"(n));
-	s->ev.path[n & SH_PATH_MASK] = 0;
-	v |= name_verdict(s, m, l + 2, 8);
-	if (!(m->flags & SH_PF_MARKS))
-		v |= SH_NAME_MARKED;
-	for (int i = 0; i < 3 && l + 1 < SH_PATH_KEY_MAX; i++) {
-		mark = bpf_map_lookup_elem(&dir_marks, rule_key(s, m, kinds[i], l + 1));
-		if (mark && mark->len == l + 1)
-			v |= SH_NAME_MARKED;
-	}
-	s->ev.path[l & SH_PATH_MASK] = 0;
-	return v;
-}
-
-/* The file type of a dentry's inode (0: a negative dentry). */
-static __always_inline __u32 file_type(struct dentry *d)
-{
-	struct inode *inode = d->d_inode;
-
-	return inode ? inode->i_mode & S_IFMT : 0;
-}
-
-/* Did this tree bind the unix socket whose file this is (sock_trees)? */
-static __always_inline bool own_socket(struct dentry *d, __u64 origin)
-{
-	struct inode *inode = d->d_inode;
-	__u64 *made;
-
-	if (!inode)
-		return false;
-	made = bpf_inode_storage_get(&sock_trees, inode, 0, 0);
-	return made && *made == origin;
-}
-
-/*
- * A rename (either way with RENAME_EXCHANGE) or a hard link must not change
- * what the rules judged at an object's use say of it: a unix socket is
- * judged by its name at each connect, a device node by its name at each
- * open, a program by its name at each exec. Under `write = /tmp/` and
- * `[connect] deny = /tmp/tmux-0/`, a move of the directory or the socket
- * would take the server out of its rule. So the verdicts of both names
- * (and, for a directory, of the names below them) must be equal and no
- * rule may lie below a moved directory. Under [connect] rules a tree
- * renames or links no socket it did not bind itself: another's is judged
- * by its name in its binder's mount namespace, which a name here need not
- * match. Where the file system has another mount in the task's namespace,
- * through which the names would differ, a directory or device node is not
- * renamed at all (fail closed).
- */
-static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt,
-					  struct dentry *from, struct dentry *to, __u32 op)
-{
-	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
-	__u32 a, b, ft = file_type(from), tt = file_type(to);
-	bool dir = ft == S_IFDIR || tt == S_IFDIR;
-	struct scratch *s;
-	long len;
-
-	if (!(m->flags & SH_NAME_RULES))
-		return 0;
-	s = get_scratch(m);
-	if (!s)
-		return no_scratch(m, &w);
-	if ((m->flags & SH_PF_CONNECT_RULES) &&
-	    ((ft == S_IFSOCK && !own_socket(from, m->origin)) ||
-	     (tt == S_IFSOCK && !own_socket(to, m->origin))))
-		return report(m, s, &w, SH_WHY_SCOPE, name_path(s, from, mnt));
-	if ((dir || ft == S_IFCHR || ft == S_IFBLK || tt == S_IFCHR || tt == S_IFBLK) &&
-	    !remembered_mount(from) && scan_mounts(s, from) > 1)
-		return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
-	len = walk_path(s, from, mnt);
-	if (len <= 0)
-		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-	a = sh_name_verdicts(s, m, len, dir);
-	len = walk_path(s, to, mnt);
-	if (len <= 0)
-		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
-	b = sh_name_verdicts(s, m, len, dir);
-	if (a == b && !(a & SH_NAME_MARKED))
-		return 0;
-	return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
-}
-
-/*
- * A hard link gives the file a second name: both must be writable, or a
- * link would turn a file the tree may only read (or not touch) into one it
- * may write under the new name; and the new name is judged at use as the
- * old one (__judge_rename).
- */
-SEC("lsm/path_link")
-int BPF_PROG(sh_path_link, struct dentry *old_dentry, const struct path *new_dir,
-	     struct dentry *new_dentry, int ret)
-{
-	struct member m = {};
-
-	ENTER(ret, m);
-	ret = judge_write(&m, old_dentry, new_dir->mnt, SH_OP_LINK_FROM);
-	if (ret)
-		return ret;
-	ret = judge_write(&m, new_dentry, new_dir->mnt, SH_OP_LINK_TO);
-	if (ret)
-		return ret;
-	return released(&m, __judge_rename(&m, new_dir->mnt, old_dentry, new_dentry,
-					   SH_OP_LINK_FROM));
-}
-
-SEC("lsm/path_rename")
-int BPF_PROG(sh_path_rename, const struct path *old_dir, struct dentry *old_dentry,
-	     const struct path *new_dir, struct dentry *new_dentry,
-	     unsigned int flags, int ret)
-{
-	struct member m = {};
-
-	ENTER(ret, m);
-	ret = judge_write(&m, old_dentry, old_dir->mnt, SH_OP_RENAME_FROM);
-	if (ret)
-		return ret;
-	ret = judge_write(&m, new_dentry, new_dir->mnt, SH_OP_RENAME_TO);
-	if (ret)
-		return ret;
-	return released(&m, __judge_rename(&m, old_dir->mnt, old_dentry, new_dentry,
-					   SH_OP_RENAME_FROM));
 }
 
 SEC("lsm/path_truncate")

@@ -108,9 +108,17 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 	if ((inode->i_mode & S_IFMT) == S_IFSOCK) {
 		task = bpf_get_current_task_btf();
 		making = bpf_task_storage_get(&sock_making, task, 0, 0);
-		if (!making || *making != (__u64)dentry || !membership(&m))
+		if (!making || !*making)
 			return 0;
+		/* Whatever this socket file is, the note is used up: one a
+		 * failed bind left never marks a later one. */
+		if (*making != (__u64)dentry) {
+			*making = 0;
+			return 0;
+		}
 		*making = 0;
+		if (!membership(&m))
+			return 0;
 		made = bpf_inode_storage_get(&sock_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (made)
 			*made = m.origin;

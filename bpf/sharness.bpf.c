@@ -14,10 +14,13 @@
  *   lib/path.h      path resolution, and whether a path names its object
  *   lib/objects.h   objects no policy opens to a tree
  *   lib/verdict.h   rule lookup, report(), forbid()
+ *   lib/memo.h      the directory memo
+ *   lib/mounts.h    a file system's mounts in the task's namespace
  *   exec.c          exec and executable mappings
+ *   unix.c          unix socket connects and sends; socket files a tree binds
  *   file.c          opens and name-space changes
+ *   rename.c        renames and hard links
  *   attr.c          xattrs, ACLs, times, setattr
- *   unix.c          unix socket connects and sends
  *   net.c           [net]: inet connect, send, bind, listen; socket kinds
  *   signal.c        signals and their side doors
  *   ioctl.c         terminal and inode-flag ioctls (FIOSETOWN: signal.c)
@@ -31,9 +34,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "exec.c"
-#include "file.c"
-#include "attr.c"
 #include "unix.c"
+#include "file.c"
+#include "rename.c"
+#include "attr.c"
 #include "net.c"
 #include "signal.c"
 #include "ioctl.c"

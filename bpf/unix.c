@@ -5,12 +5,81 @@
  * policy's `[connect]` rules; abstract names by `abstract = deny`;
  * under `scope = tree` only sockets the tree itself bound and what an
  * allow rule names; sharnessd's control socket refused to every tree.
+ * Socket files: which a tree bound (sock_trees), which it may remove or
+ * bind (path_unlink, path_mknod: file.c).
  *
  * Part of the one compilation unit sharness.bpf.c.
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
 #include "lib/memo.h"
+
+/* ---- socket files a tree binds and removes ------------------------------ */
+
+/* The file type of a dentry's inode (0: a negative dentry). */
+static __always_inline __u32 file_type(struct dentry *d)
+{
+	struct inode *inode = d->d_inode;
+
+	return inode ? inode->i_mode & S_IFMT : 0;
+}
+
+/* Did this tree bind the unix socket whose file this is (sock_trees)? */
+static __always_inline bool own_socket(struct dentry *d, __u64 origin)
+{
+	struct inode *inode = d->d_inode;
+	__u64 *made;
+
+	if (!inode)
+		return false;
+	made = bpf_inode_storage_get(&sock_trees, inode, 0, 0);
+	return made && *made == origin;
+}
+
+/*
+ * Under [connect] rules, a socket the tree did not bind is not removed
+ * (or its name taken by one of the tree's, below): the tree would answer
+ * in its place the next client of the name, the operator's `tmux attach`
+ * handing it the terminal.
+ */
+static __always_inline int judge_socket_unlink(struct member *m, struct dentry *dentry,
+					       struct vfsmount *mnt)
+{
+	struct refusal w = { .hook = SH_HOOK_FILE, .op = SH_OP_UNLINK, .flags = SH_EVF_WRITE };
+	struct scratch *s;
+
+	if (!(m->flags & SH_PF_CONNECT_RULES) || file_type(dentry) != S_IFSOCK ||
+	    own_socket(dentry, m->origin))
+		return 0;
+	s = get_scratch(m);
+	if (!s)
+		return no_scratch(m, &w);
+	return released(m, report(m, s, &w, SH_WHY_SCOPE, name_path(s, dentry, mnt)));
+}
+
+/*
+ * A bind (a socket file made) where a [connect] deny rule covers the name:
+ * a squatter on a name the rule protects (before its server binds it).
+ */
+static __always_inline int __judge_socket_bind(struct member *m, struct dentry *dentry,
+					       struct vfsmount *mnt)
+{
+	struct refusal w = { .hook = SH_HOOK_CONNECT, .op = SH_OP_BIND, .flags = SH_EVF_WRITE };
+	struct scratch *s;
+	long len;
+
+	if (!(m->flags & SH_PF_CONNECT_RULES))
+		return 0;
+	s = get_scratch(m);
+	if (!s)
+		return no_scratch(m, &w);
+	len = walk_path(s, dentry, mnt);
+	if (len <= 0)
+		return report(m, s, &w, SH_WHY_UNRESOLVED, len ? len : -ENAMETOOLONG);
+	if (lookup_rule(s, m, SH_KEY_CONNECT, len) == SH_ACT_DENY)
+		return report(m, s, &w, s->rule_why, len);
+	return 0;
+}
 
 /* ---- unix sockets: judged on the peer socket the kernel found ---------- */
 

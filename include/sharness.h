@@ -102,6 +102,7 @@ enum sh_policy_flags {
 	SH_PF_CONNECT_TREE   = 1u << 17, /* [connect] scope = tree: unix sockets its own
 					  * tree bound, or an allow rule names */
 	SH_PF_DEVICE_RULES   = 1u << 18, /* has [file] device rules */
+	SH_PF_EXEC_DENY      = 1u << 19, /* has exec deny rules */
 };
 
 /*

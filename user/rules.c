@@ -12,7 +12,7 @@ const struct sh_rule_kind_info sh_rule_kinds[SH_RULE_KIND_COUNT] = {
 	[SH_EXEC_ALLOW] = { "exec", "allow", "exec allow", SH_KEY_EXEC, SH_ACT_ALLOW,
 			    SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES },
 	[SH_EXEC_DENY] = { "exec", "deny", "exec deny", SH_KEY_EXEC, SH_ACT_DENY,
-			   SH_PF_EXEC_RULES },
+			   SH_PF_EXEC_RULES | SH_PF_EXEC_DENY },
 	[SH_EXEC_LIB] = { "exec", "lib", "exec lib", SH_KEY_EXEC, SH_ACT_LIB, 0 },
 	[SH_FILE_WRITE] = { "file", "write", "file write", SH_KEY_FILE, SH_ACT_WRITE,
 			    SH_PF_FILE_WRITELIST },

@@ -19,6 +19,10 @@
 
 #define SH_SB_MOUNTS_MAX 8
 
+/* A rename's scan reads the whole list (every namespace's mounts of the
+ * file system are on it), up to this many entries. */
+#define SH_SB_MOUNTS_ALL 4096
+
 /*
  * The one mount of a file system in a mount namespace, remembered (the
  * usual case, which the memo serves): a slot per (super block, namespace)
@@ -116,13 +120,17 @@ static __always_inline __u64 remembered_mount(struct dentry *dentry)
 
 /* The mounts of dentry's file system in the task's namespace (others',
  * private /tmp and the like, are skipped, not counted) into s->cands, by
- * a scan of its mount list; one alone is remembered (sb_mount). */
-static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentry)
+ * a scan of at most `limit` entries of its mount list. *whole (if asked): the list
+ * was read to its end, with no mount change meanwhile, and held at most
+ * SH_SB_MOUNTS_MAX of them; only then is one alone remembered (sb_mount). */
+static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentry, __u32 limit,
+					 bool *whole)
 {
 	struct mount_scan scan = {};
 	__u32 mseq = seq_of(&mount_lock);
 	struct sb_mount *c;
 	__u64 sb = 0, ns = 0, mnt;
+	bool all;
 
 	c = sb_mount_slot(dentry, &sb, &ns);
 	scan.ns = (void *)ns;
@@ -132,9 +140,11 @@ static __always_inline __u32 scan_mounts(struct scratch *s, struct dentry *dentr
 	scan.off_instance = bpf_core_field_offset(struct mount, mnt_instance);
 	scan.off_mnt_ns = bpf_core_field_offset(struct mount, mnt_ns);
 	s->ncands = 0;
-	bpf_loop(SH_SB_MOUNTS_SCAN, mount_scan_step, &scan, 0);
-	/* Remembered only for a count no mount change overlapped. */
-	if (c && memo_key && !(mseq & 1) && s->ncands == 1 && seq_of(&mount_lock) == mseq) {
+	bpf_loop(limit, mount_scan_step, &scan, 0);
+	all = sb && scan.pos == scan.head && !(mseq & 1) && seq_of(&mount_lock) == mseq;
+	if (whole)
+		*whole = all;
+	if (c && memo_key && all && s->ncands == 1) {
 		mnt = s->cands[0];
 		c->mnt = mnt;
 		c->check = sb_mount_check(sb, ns, mseq, mnt);

@@ -237,7 +237,7 @@ static void test_flags(void **state)
 		uint32_t flags;
 	} want[] = {
 		{ SH_EXEC_ALLOW, SH_PF_EXEC_ALLOWLIST | SH_PF_EXEC_RULES },
-		{ SH_EXEC_DENY, SH_PF_EXEC_RULES },
+		{ SH_EXEC_DENY, SH_PF_EXEC_RULES | SH_PF_EXEC_DENY },
 		{ SH_EXEC_LIB, 0 },
 		{ SH_FILE_WRITE, SH_PF_FILE_WRITELIST },
 		{ SH_FILE_DENY, SH_PF_FILE_DENY },
@@ -263,12 +263,12 @@ static void test_flags(void **state)
 	f.p.abstract_deny = true;
 	f.p.signal_scope = SH_SCOPE_TREE;
 	assert_int_equal(sh_compile_flags(&f.p),
-			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_FILE_WRITELIST | SH_PF_AUDIT |
-			 SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE);
+			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_EXEC_DENY | SH_PF_FILE_WRITELIST |
+			 SH_PF_AUDIT | SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE);
 	f.p.connect_scope = SH_SCOPE_TREE;
 	assert_int_equal(sh_compile_flags(&f.p),
-			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_FILE_WRITELIST | SH_PF_AUDIT |
-			 SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE | SH_PF_CONNECT_TREE);
+			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_EXEC_DENY | SH_PF_FILE_WRITELIST |
+			 SH_PF_AUDIT | SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE | SH_PF_CONNECT_TREE);
 }
 
 /* A key must hold the path and its NUL: 247 bytes fit, 248 do not. */

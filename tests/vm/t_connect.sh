@@ -37,7 +37,8 @@ P
 # a write the tree may make): a [connect] deny directory, an allow rule
 # under scope = tree, an exec deny rule and a device rule.
 M=$SH_TMP/move
-mkdir -p "$M/deny" "$M/free/d1" "$M/ok" "$M/bin" "$M/dev"
+mkdir -p "$M/deny" "$M/free/d1" "$M/free/dx" "$M/free/e1" "$M/free/e2" "$M/free/w1" \
+	"$M/ok" "$M/bin" "$M/dev"
 cat >"$SH_TMP/policies/tmove.policy" <<P
 [policy]
 name = tmove
@@ -49,7 +50,11 @@ deny = $M/bin/denied
 device = $M/dev/null2
 [connect]
 deny = $M/deny/
+deny = $M/later/inner/
 P
+# The same [connect] rules beside write = $M/ (agent.policy's old shape).
+sed -e 's/name = tmove/name = tmovew/' -e "s|^\[file\]|[file]\nwrite = $M/|" \
+	"$SH_TMP/policies/tmove.policy" >"$SH_TMP/policies/tmovew.policy"
 cat >"$SH_TMP/policies/tmscope.policy" <<P
 [policy]
 name = tmscope
@@ -225,16 +230,19 @@ check "... its twin without scope: connects" "$(head -n 1 "$W/re2.out")" ok
 
 # A rename or a link must not change what a rule judged at use says: a
 # socket's directory (or one above it) moved out of a [connect] deny rule,
-# the tree's own socket moved into one, a directory moved into an allow
-# rule under scope = tree; an exec deny rule's program; a device rule's
-# node. An outsider's socket is not the tree's to rename at all. Each next
-# to a rename that keeps the verdict. One run per batch, one line each.
+# a directory moved to a name with a rule below it, the tree's own socket
+# moved into a rule, a directory moved into an allow rule under scope =
+# tree; an exec deny rule's program; a device rule's node. An outsider's
+# socket is not the tree's to rename, link or remove, nor is a name a deny
+# rule protects the tree's to bind. Each next to one that keeps the
+# verdict. One run per batch, one line each.
 cp /usr/bin/true "$M/bin/denied"
 cp /usr/bin/true "$M/bin/plain"
 mknod "$M/dev/null2" c 1 3
 mknod "$M/dev/other" c 1 3
 c0=$(counter deny_file)
-moves() { # moves POLICY "[=|+]FROM TO"... (= exchange, + link; a plain TO ending in '@' is bound first)
+k0=$(counter deny_connect)
+moves() { # moves POLICY "[=|+|-|@]FROM TO"... (exchange, link, unlink, bind)
 	local pol=$1 cmd= a
 	shift
 	for a in "$@"; do
@@ -242,52 +250,75 @@ moves() { # moves POLICY "[=|+]FROM TO"... (= exchange, + link; a plain TO endin
 		case $1 in
 		=*) cmd="$cmd \"$TRY\" exchange ${1#=} $2;" ;;
 		+*) cmd="$cmd \"$TRY\" link ${1#+} $2;" ;;
-		@*) cmd="$cmd \"$TRY\" listen ${1#@} >$M/srv.out & s=\$!
-			until [ -s $M/srv.out ]; do :; done; kill \$s;" ;;
+		-*) cmd="$cmd \"$TRY\" unlink ${1#-};" ;;
+		# A server of the tree's own, stopped once bound (or refused);
+		# bash builtins only (the policy runs no other program).
+		@*) cmd="$cmd read -t $SH_WAIT -r l < <(exec \"$TRY\" listen ${1#@} 2>&1)
+			kill \$! 2>/dev/null; [ \"\$l\" = ready ] || echo \"\$l\";" ;;
 		*) cmd="$cmd \"$TRY\" rename $1 $2;" ;;
 		esac
 	done
 	run_in_tree "$pol" /usr/bin/bash -c "$cmd"
 	MOVED=$(tr '\n' , <"$SH_TMP/last.out")
 }
-moves tmove "$M/deny $M/gone" "$M $SH_TMP/move2" "$M/bin/denied $M/bin/x" "$M/bin $M/bin2" \
-	"+$M/bin/denied $M/bin/dl" "$M/dev/null2 $M/dev/y" "=$M/dev/other $M/dev/null2" \
+moves tmove "$M/deny $M/gone" "$M $SH_TMP/move2" "$M/free/d1 $M/later" "=$M/deny $M/free/dx" \
+	"$M/bin/denied $M/bin/x" "$M/bin $M/bin2" "+$M/bin/denied $M/bin/dl" \
+	"$M/dev/null2 $M/dev/y" "=$M/dev/other $M/dev/null2" \
 	"@$M/free/own.sock" "$M/free/own.sock $M/deny/own.sock" \
-	"$M/free/own.sock $M/free/own2.sock" "$M/free/d1 $M/free/d2" "$M/bin/plain $M/bin/plain2" \
+	"$M/free/own.sock $M/free/own2.sock" "$M/free/d1 $M/free/d2" "=$M/free/e1 $M/free/e2" \
+	"$M/bin/plain $M/bin/plain2" "-$M/free/own2.sock" \
 	"$M/deny/a.sock $M/free/a.sock" "=$M/deny/b.sock $M/free/f.sock" \
-	"$M/free/in.sock $M/deny/in2.sock" "$M/free/g.sock $M/free/g2.sock" "+$M/free/g.sock $M/free/g3"
-check "rename: a deny rule's directory, one above it; an exec deny rule's program, its directory, a link of it" \
-	"$(echo "$MOVED" | cut -d, -f1-5)" "err EPERM,err EPERM,err EPERM,err EPERM,err EPERM"
+	"$M/free/in.sock $M/deny/in2.sock" "$M/free/g.sock $M/free/g2.sock" "+$M/free/g.sock $M/free/g3" \
+	"-$M/free/g.sock" "-$M/deny/c.sock" "@$M/deny/new.sock"
+check "rename: a deny rule's directory, one above it, one to a name above a rule, exchanged" \
+	"$(echo "$MOVED" | cut -d, -f1-4)" "err EPERM,err EPERM,err EPERM,err EPERM"
+check "... an exec deny rule's program, its directory, a link of it: refused" \
+	"$(echo "$MOVED" | cut -d, -f5-7)" "err EPERM,err EPERM,err EPERM"
 check "... a device rule's node, renamed or exchanged; the tree's own socket into a deny rule: refused" \
-	"$(echo "$MOVED" | cut -d, -f6-8)" "err EPERM,err EPERM,err EPERM"
-check "... the tree's own socket within no rule, a directory with none below, a program: renamed" \
-	"$(echo "$MOVED" | cut -d, -f9-11)" "ok,ok,ok"
+	"$(echo "$MOVED" | cut -d, -f8-10)" "err EPERM,err EPERM,err EPERM"
+check "... the tree's own socket, two directories without rules (renamed, exchanged), a program: done" \
+	"$(echo "$MOVED" | cut -d, -f11-14)" "ok,ok,ok,ok"
+check "... the tree's own socket removed" "$(echo "$MOVED" | cut -d, -f15)" ok
 check "... an outsider's socket, out of a rule, exchanged, into one, within none, linked: refused" \
-	"$(echo "$MOVED" | cut -d, -f12-16)" "err EPERM,err EPERM,err EPERM,err EPERM,err EPERM"
+	"$(echo "$MOVED" | cut -d, -f16-20)" "err EPERM,err EPERM,err EPERM,err EPERM,err EPERM"
+check "... an outsider's socket removed, within no rule or a deny rule: refused" \
+	"$(echo "$MOVED" | cut -d, -f21-22)" "err EPERM,err EPERM"
+check "... a socket of the tree's own bound where a deny rule protects the name: refused" \
+	"$(echo "$MOVED" | cut -d, -f23-)" "err EPERM,"
 check "... nothing refused moved" \
-	"$(ls "$M/deny" "$M/bin" "$M/dev" | tr '\n' ' ')" \
+	"$(ls "$M/bin" "$M/deny" "$M/dev" | tr '\n' ' ')" \
 	"$M/bin: denied plain2  $M/deny: a.sock b.sock c.sock in.sock  $M/dev: null2 other "
 check "... logged (rename across a rule)" \
-	"$(audit_wait '.policy=="tmove" and .hook=="file" and (.op=="rename-from" or .op=="link-from") and .reason=="rename across a rule"' 8)" 8
+	"$(audit_wait '.policy=="tmove" and .hook=="file" and (.op=="rename-from" or .op=="link-from") and .reason=="rename across a rule"' 10)" 10
 check "... an outsider's socket logged (outside the tree)" \
-	"$(audit_wait ".policy==\"tmove\" and .hook==\"file\" and .reason==\"outside the tree\" and (.target|startswith(\"$M/\"))" 5)" 5
-check "... counted in the kernel" "$(counter deny_file)" $((c0 + 13))
+	"$(audit_wait ".policy==\"tmove\" and .hook==\"file\" and .reason==\"outside the tree\" and (.target|startswith(\"$M/\"))" 7)" 7
+check "... the bind logged (deny rule)" \
+	"$(audit_wait ".policy==\"tmove\" and .hook==\"connect\" and .op==\"bind\" and .target==\"$M/deny/new.sock\" and .reason==\"deny rule\"")" 1
+check "... counted in the kernel" "$(counter deny_file) $(counter deny_connect)" "$((c0 + 17)) $((k0 + 1))"
 ev_fields "$(audit_last ".policy==\"tmove\" and .target==\"$M/deny\"")"
 check "... the record names the object, refused" "${F[op]-} ${F[action]-} ${F[errno]-}" "rename-from deny 1"
 try_in_tree tmove connect "$M/deny/a.sock"
 check "... and the socket it kept is still refused" "$OUT" "err EPERM"
+moves tmovew "$M/deny $M/gone" "$M/free/w1 $M/free/w2"
+check "beside write = $M/: a deny rule's directory renamed: refused; a plain one: done" "$MOVED" "err EPERM,ok,"
 moves tmscope "$M/free/o.sock $M/ok/o.sock" "$M/free/d2 $M/ok/d2"
 check "scope = tree: an outsider's socket or a directory renamed into an allow rule: refused" \
 	"$MOVED" "err EPERM,err EPERM,"
 try_in_tree tmscope connect "$M/free/o.sock"
 check "... the socket stays outside the tree" "$OUT" "err EPERM"
-# Another mount of the same file system names a directory otherwise: there
-# none is renamed at all (a file is).
-mkdir -p "$SH_TMP/alias"
-mount --bind "$M/free" "$SH_TMP/alias"
-moves tmove "$M/free/d2 $M/free/d3" "$M/bin/plain2 $M/bin/plain3"
-umount "$SH_TMP/alias"
-check "two mounts of the file system: a directory's rename refused, a file's done" "$MOVED" "err EPERM,ok,"
+# Another mount of the same file system names a directory otherwise: the
+# rename is judged through both (a rule below its other name refuses it;
+# the same rename with one mount is done), a file only through its own.
+mkdir -p "$M/later" "$M/free/inner"
+mount --bind "$M/free" "$M/later"
+moves tmove "$M/free/inner $M/free/inner2" "$M/free/d2 $M/free/d3" "$M/bin/plain2 $M/bin/plain3"
+umount "$M/later"
+check "two mounts: a directory with a rule below its other name refused; one without, a file: done" \
+	"$MOVED" "err EPERM,ok,ok,"
+check "... logged by its name here" \
+	"$(audit_wait ".policy==\"tmove\" and .target==\"$M/free/inner\" and .reason==\"rename across a rule\"")" 1
+moves tmove "$M/free/inner $M/free/inner2"
+check "... one mount again: the same rename done" "$MOVED" "ok,"
 try_outside rename "$M/deny/a.sock" "$M/free/a.sock"
 check "outside the tree: an outsider renames its socket out" "$OUT" ok
 
@@ -298,7 +329,7 @@ try_outside sendto "$D/d.sock"
 check "outside the tree: denied-dir datagram sent" "$OUT" ok
 try_outside connect-abstract "$ABS"
 check "outside the tree: abstract socket connects" "$OUT" ok
-check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 16
+check "kernel counter unchanged by outsiders" "$(counter deny_connect)" 17
 check "no event from outsiders" "$(audit_count '.hook=="connect" and .comm=="try" and (.cgroup | startswith("/sys/fs/cgroup/sharness/") | not)')" 0
 
 # The servers survived every connection, refused or not.
