@@ -73,7 +73,18 @@ run_outside() {
 try_in_tree() { local pol=$1; shift; run_in_tree "$pol" "$TRY" "$@"; }
 try_outside() { run_outside "$TRY" "$@"; }
 
-PIN=/sys/fs/bpf/sharness-test-$T
+# One pin directory for the suite's files (tests/vm/run unloads it at the
+# end): a file's first daemon resumes the programs the previous file's
+# daemon left pinned (about a second, where a load takes ten under
+# emulation; hand_over). A file that tests loading, adoption or the pins
+# themselves sets SH_OWN_PIN=1 before sourcing this file, and gets a pin
+# directory of its own, unloaded at its end.
+SH_SHARED_PIN=/sys/fs/bpf/sharness-test
+if [ -n "${SH_OWN_PIN:-}" ]; then
+	PIN=$SH_SHARED_PIN-$T
+else
+	PIN=$SH_SHARED_PIN
+fi
 CTL="$CTL --pin-dir $PIN"
 
 # SH_DAEMON: the sharnessd binary start_daemon runs (t_handover starts an
@@ -185,6 +196,39 @@ unload_all() {
 	DAEMON_PID=
 }
 
+# The kernel's counts in the newest generation of $PIN set back to zero,
+# as a load starts them (one bpftool process; no daemon may be running).
+zero_counters() {
+	local g n i
+	g=$(ls -d "$PIN"/gen-* 2>/dev/null | sort -t- -k2 -n | tail -n 1)
+	[ -e "$g/map_counters" ] || return 1
+	n=$(bpftool -j map show pinned "$g/map_counters" | jq .max_entries) || return 1
+	for ((i = 0; i < n; i++)); do
+		echo "map update pinned $g/map_counters key $((i & 255)) $((i >> 8)) 0 0 value 0 0 0 0 0 0 0 0"
+	done >"$SH_TMP/zero.batch"
+	bpftool batch file "$SH_TMP/zero.batch" >/dev/null
+}
+
+# A file's end with the shared pins: its policies go (an empty reload,
+# whose apply drops every tag no policy or run claims), the daemon stops
+# with its programs pinned and attached, and the kernel's counts are set
+# back to zero: the next file starts as after a load, but resumes. Where
+# that cannot be done (no daemon of this build running, a cgroup still
+# tagged by hand), everything is unloaded, in the foreground: the next
+# file's daemon uses the same pins.
+hand_over() {
+	HANDED_OVER=1
+	if [ -n "$DAEMON_PID" ] && [ -z "${SH_DAEMON:-}" ] && rm -f "$SH_TMP"/policies/*.policy &&
+		$CTL policy reload >/dev/null 2>&1 && [ "$(counter tagged)" = 0 ]; then
+		stop_daemon
+		zero_counters && return 0
+	fi
+	[ -n "$DAEMON_PID" ] && $CTL unload --force >/dev/null 2>&1 && wait_until gone "$DAEMON_PID"
+	DAEMON_PID=
+	"$SH_BUILD/sharnessd" --unload --force --pin-dir "$PIN" --socket "$SOCK" \
+		--audit-log "$AUDIT" </dev/null >/dev/null 2>&1
+}
+
 # No daemon but this file's left (an earlier file's still detaching).
 others_gone() { [ -z "$(pgrep -x sharnessd | grep -vx "${DAEMON_PID:-0}")" ]; }
 
@@ -203,5 +247,12 @@ scratch_guard() {
 	[ -z "$b$l" ] || check "every scratch given back, none lacking" "leaked=$l busy=$b" "leaked=0 busy=0"
 }
 
-cleanup() { scratch_guard; unload_all; }
+cleanup() {
+	scratch_guard
+	if [ "$PIN" != "$SH_SHARED_PIN" ]; then
+		unload_all
+	elif [ -z "${HANDED_OVER:-}" ]; then
+		hand_over
+	fi
+}
 trap cleanup EXIT

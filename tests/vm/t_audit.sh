@@ -64,6 +64,7 @@ try_in_tree tlog open "$SH_TMP/out/rotated" creat
 check "after rename + SIGHUP the new file gets the records" "$(audit_wait ".target==\"$SH_TMP/out/rotated\"")" 1
 check "nothing went to the renamed file" "$(grep -c rotated "$SH_TMP/audit.2")" 0
 check_log_valid
-unload_all
+scratch_guard
+hand_over   # the daemon gone, its log's file system may go
 umount "$SMALL"
 exit 0

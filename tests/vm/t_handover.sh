@@ -7,6 +7,7 @@
 # may succeed; the records the old programs wrote (whole 4 KiB records)
 # and the ones the new programs write (sized to their path) read the same;
 # the run started by the old sharnessctl ends through the new daemon.
+SH_OWN_PIN=1   # loads, adoption and pins are what it tests: no shared pins
 . "$(dirname "$0")/lib.sh"
 
 PREV=$SH_BUILD/prev

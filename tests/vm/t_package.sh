@@ -8,6 +8,7 @@
 # an exec and for a write. Its man pages render, its completion loads and
 # offers the running daemon's policies, and its postinst, with the packaged
 # probe on this kernel, enables the unit.
+SH_OWN_PIN=1   # loads, adoption and pins are what it tests: no shared pins
 . "$(dirname "$0")/lib.sh"
 
 deb=$(ls "$SH_BUILD"/deb/sharness_*.deb 2>/dev/null | grep -v dbgsym | head -n 1)

@@ -3,6 +3,7 @@
 # Enforcement outlives its daemon: programs, links and maps are pinned; a
 # tree started before `kill -9 sharnessd` stays held while no daemon runs
 # and after a new one adopts the pinned state. Unloading is explicit.
+SH_OWN_PIN=1   # loads, adoption and pins are what it tests: no shared pins
 . "$(dirname "$0")/lib.sh"
 
 cat >"$SH_TMP/policies/tpin.policy" <<P
