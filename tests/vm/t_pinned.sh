@@ -3,7 +3,9 @@
 # Enforcement outlives its daemon: programs, links and maps are pinned; a
 # tree started before `kill -9 sharnessd` stays held while no daemon runs
 # and after a new one adopts the pinned state. Unloading is explicit.
-SH_OWN_PIN=1   # loads, adoption and pins are what it tests: no shared pins
+# Loads, adoption and pins are what it tests, and it counts the kernel's
+# programs: pins of its own, and no other programs attached.
+SH_OWN_PIN=1 SH_OWN_KERNEL=1
 . "$(dirname "$0")/lib.sh"
 
 cat >"$SH_TMP/policies/tpin.policy" <<P
