@@ -121,8 +121,9 @@ static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt
 					  struct dentry *from, struct dentry *to, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
-	__u32 a, b, nc = 1, ft = file_type(from), tt = file_type(to);
-	bool dir = ft == S_IFDIR || tt == S_IFDIR, whole = true;
+	__u32 a, b, nc, ft = file_type(from), tt = file_type(to);
+	bool dir = ft == S_IFDIR || tt == S_IFDIR, whole = false;
+	__u64 own;
 	struct scratch *s;
 	long la, lb;
 
@@ -137,22 +138,33 @@ static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt
 		return report(m, s, &w, SH_WHY_SCOPE, name_path(s, from, mnt));
 	if ((m->flags & (SH_PF_DEVICE_RULES | SH_PF_EXEC_DENY)) && !root_at_top())
 		return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
+	/* Through the rename's own mount: both names must resolve there. */
 	la = walk_path(s, from, mnt);
 	if (la <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, la ? la : -ENAMETOOLONG);
-	s->cands[0] = (__u64)mnt - bpf_core_field_offset(struct mount, mnt);
-	if ((dir || ft == S_IFCHR || ft == S_IFBLK || tt == S_IFCHR || tt == S_IFBLK) &&
-	    !remembered_mount(from)) {
-		nc = scan_mounts(s, from, SH_SB_MOUNTS_ALL, &whole);
-		if (!whole || !nc)
-			return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
-	}
+	a = sh_name_verdicts(s, m, la, dir);
+	lb = walk_path(s, to, mnt);
+	if (lb <= 0)
+		return report(m, s, &w, SH_WHY_UNRESOLVED, lb ? lb : -ENAMETOOLONG);
+	b = sh_name_verdicts(s, m, lb, dir);
+	if (a != b || (a & SH_NAME_MARKED))
+		return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
+	/* A directory or device node: through every other mount too. */
+	if (!(dir || ft == S_IFCHR || ft == S_IFBLK || tt == S_IFCHR || tt == S_IFBLK) ||
+	    remembered_mount(from))
+		return 0;
+	nc = scan_mounts(s, from, SH_SB_MOUNTS_ALL, &whole);
+	if (!whole || !nc)
+		return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
+	own = (__u64)mnt - bpf_core_field_offset(struct mount, mnt);
 	s->cand_why = 0;
 	for (int i = 0; i < SH_SB_MOUNTS_MAX; i++) {
 		struct vfsmount *vm;
 
 		if ((__u32)i >= nc)
 			break;
+		if (s->cands[i] == own)
+			continue;
 		vm = (void *)s->cands[i] + bpf_core_field_offset(struct mount, mnt);
 		la = walk_path(s, from, vm);
 		a = la > 0 ? sh_name_verdicts(s, m, la, dir) : SH_NAME_UNSEEN;

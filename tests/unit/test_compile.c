@@ -611,6 +611,7 @@ static void test_rename_markers(void **state)
 	add(&f, SH_FILE_DEVICE, "/dev/net/tun");
 	add(&f, SH_EXEC_DENY, "/usr/sbin/sudo");
 	add(&f, SH_EXEC_ALLOW, "/opt/tool/bin/");
+	add(&f, SH_FILE_DENY, "/tmp/secret");
 	compile_ok(&f, 0, 2, &c);
 	assert_int_equal(sh_compile_dirs(&c, &d), 0);
 	assert_true(has_kind_mark(&d, SH_KEY_CONNECT, "/"));
@@ -624,10 +625,13 @@ static void test_rename_markers(void **state)
 	assert_true(has_kind_mark(&d, SH_KEY_EXEC, "/usr/"));
 	assert_true(has_kind_mark(&d, SH_KEY_EXEC, "/usr/sbin/"));
 	assert_false(has_kind_mark(&d, SH_KEY_EXEC, "/opt/"));
-	assert_false(has_kind_mark(&d, SH_KEY_FILE, "/"));
+	/* The [file] rule's markers keep their ids and names among the
+	 * others: an id is its marker's place in the array, plus one. */
 	for (size_t i = 0; i < d.n; i++)
-		assert_int_equal(d.marks[i].val.id, 0);
-	assert_int_equal(d.nnames, 0);
+		assert_int_equal(d.marks[i].val.id, d.marks[i].key.kind == SH_KEY_FILE ? i + 1 : 0);
+	assert_int_equal(d.nnames, 2);       /* tmp in /, secret in /tmp/ */
+	for (size_t i = 0; i < d.nnames; i++)
+		assert_int_equal(d.marks[d.names[i].id - 1].key.kind, SH_KEY_FILE);
 	sh_compile_dirs_free(&d);
 	sh_compile_free(&c);
 }

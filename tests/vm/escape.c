@@ -50,7 +50,7 @@
  *   escape uring HOW open PATH r|w|creat   one io_uring request, HOW being
  *   escape uring HOW mkdir PATH      inline (the task runs it), async (an
  *   escape uring HOW unlink PATH     io-wq worker does) or sqpoll (the
- *                                    ring's kernel thread does); an open
+ *   escape uring HOW rename FROM TO  ring's kernel thread does); an open
  *                                    prints the file's first line after "ok"
  */
 #include <dlfcn.h>
@@ -407,6 +407,10 @@ static int uring_file(const char *how_s, const char *op, const char *path, const
 		req.len = 0755;
 	} else if (!strcmp(op, "unlink") && !mode) {
 		req.opcode = IORING_OP_UNLINKAT;
+	} else if (!strcmp(op, "rename") && mode) {
+		req.opcode = IORING_OP_RENAMEAT;
+		req.len = (__u32)AT_FDCWD;      /* the new name's directory */
+		req.addr2 = (uintptr_t)mode;    /* the new name */
 	} else {
 		return 2;
 	}

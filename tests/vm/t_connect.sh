@@ -299,6 +299,16 @@ ev_fields "$(audit_last ".policy==\"tmove\" and .target==\"$M/deny\"")"
 check "... the record names the object, refused" "${F[op]-} ${F[action]-} ${F[errno]-}" "rename-from deny 1"
 try_in_tree tmove connect "$M/deny/a.sock"
 check "... and the socket it kept is still refused" "$OUT" "err EPERM"
+# The same through io_uring, in the task and in an io-wq worker: the
+# directory renamed out of its rule, an outsider's socket removed; a plain
+# directory renamed (the twin).
+ESC=$SH_BUILD/tests/vm/escape
+run_in_tree tmove /usr/bin/bash -c "for h in inline async; do
+	\"$ESC\" uring \$h rename $M/deny $M/gone; \"$ESC\" uring \$h unlink $M/deny/a.sock
+	done; \"$ESC\" uring async rename $M/free/d2 $M/free/d2u; \"$ESC\" uring async rename $M/free/d2u $M/free/d2"
+check "io_uring (task, worker): a rule's directory renamed, an outsider's socket removed: refused; a plain one: done" \
+	"$(grep -v '^(' "$SH_TMP/last.out" | tr '\n' ,)" "err EPERM,err EPERM,err EPERM,err EPERM,ok,ok,"
+check "... the socket and the directory are where they were" "$(ls "$M/deny" | tr '\n' ' ')" "a.sock b.sock c.sock in.sock "
 moves tmovew "$M/deny $M/gone" "$M/free/w1 $M/free/w2"
 check "beside write = $M/: a deny rule's directory renamed: refused; a plain one: done" "$MOVED" "err EPERM,ok,"
 moves tmscope "$M/free/o.sock $M/ok/o.sock" "$M/free/d2 $M/ok/d2"
