@@ -232,7 +232,8 @@ static __always_inline bool moves_rules(struct scratch *s, const struct member *
 /*
  * A change to the name space at (dentry, mnt): allowed where the policy lets
  * the tree write. Deny rules refuse it too, and a rename of a directory
- * with rules below it (either side: RENAME_EXCHANGE moves both).
+ * with rules below it (either side: RENAME_EXCHANGE moves both). A watch
+ * is judged alike (path_notify).
  */
 static __always_inline int __judge_write(struct member *m, struct dentry *dentry,
 					 struct vfsmount *mnt, __u32 op)
@@ -279,7 +280,8 @@ static __always_inline int __judge_write(struct member *m, struct dentry *dentry
 		return report(m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_WRITE && (m->flags & SH_PF_FILE_WRITELIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
-	if ((op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO) && moves_rules(s, m, dentry, len))
+	if ((op == SH_OP_RENAME_FROM || op == SH_OP_RENAME_TO || op == SH_OP_WATCH) &&
+	    moves_rules(s, m, dentry, len))
 		return report(m, s, &w, SH_WHY_RULE, len);
 	memo_store(s, m, dentry, len, &memo);
 	return 0;
@@ -318,7 +320,6 @@ int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
 	     umode_t mode, unsigned int dev, int ret)
 {
 	struct member m = {};
-	__u64 *making;
 
 	ENTER(ret, m);
 	if (plants_setid(mode, mode))
@@ -329,10 +330,7 @@ int BPF_PROG(sh_path_mknod, const struct path *dir, struct dentry *dentry,
 	/* A socket file (a bind): not on a name a deny rule protects; once
 	 * made, d_instantiate marks it as the tree's. */
 	ret = released(&m, __judge_socket_bind(&m, dentry, dir->mnt));
-	making = bpf_task_storage_get(&sock_making, bpf_get_current_task_btf(), 0,
-				      BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (making)
-		*making = ret ? 0 : (__u64)dentry;
+	note_making(dentry, ret);
 	return ret;
 }
 
@@ -374,7 +372,10 @@ int BPF_PROG(sh_path_symlink, const struct path *dir, struct dentry *dentry,
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_write(&m, dentry, dir->mnt, SH_OP_SYMLINK);
+	ret = judge_write(&m, dentry, dir->mnt, SH_OP_SYMLINK);
+	/* Once made, d_instantiate marks the link as the tree's. */
+	note_making(dentry, ret);
+	return ret;
 }
 
 SEC("lsm/path_truncate")
@@ -442,4 +443,22 @@ int BPF_PROG(sh_file_receive, struct file *file, int ret)
 	ENTER(ret, m);
 	return judge_open(&m, file, SH_OP_RECEIVE, 0,
 			  BPF_CORE_READ(file, f_mode) & FMODE_WRITE, false);
+}
+
+/*
+ * inotify, fanotify and dnotify watches need only read access, yet they tell
+ * the tree when host programs read or change what it watches (a directory's
+ * watch: every name in it), and a uid 0 tree spends root's per-user watch
+ * and mark budget, which host daemons draw on. A watch is judged as a write:
+ * a tree watches what its rules let it change, never the daemon's files,
+ * cgroupfs, bpffs or the kernel's knobs, nor a directory with rules below
+ * it (a deny rule's file seen through its directory).
+ */
+SEC("lsm/path_notify")
+int BPF_PROG(sh_path_notify, const struct path *path, __u64 mask, unsigned int obj_type, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_WATCH);
 }

@@ -92,7 +92,8 @@ int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned
  * pair: where that task is a tree's, the slave's inode is marked as that
  * tree's (pty_trees), the one slave its tree may open by name
  * (device_by_default). A unix socket file a tree's bind makes is marked
- * as that tree's (sock_trees): the dentry its path_mknod allowed.
+ * as that tree's (sock_trees): the dentry its path_mknod allowed; a
+ * symbolic link a tree makes likewise (link_trees, path_symlink).
  * Every other dentry the host instantiates leaves at the inode's mode
  * and device number.
  */
@@ -102,10 +103,12 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 	struct task_struct *task;
 	struct member m = {};
 	__u64 *made, *making;
+	__u32 type;
 
 	if (!ntagged || !inode)
 		return 0;
-	if ((inode->i_mode & S_IFMT) == S_IFSOCK) {
+	type = inode->i_mode & S_IFMT;
+	if (type == S_IFSOCK || type == S_IFLNK) {
 		task = bpf_get_current_task_btf();
 		making = bpf_task_storage_get(&sock_making, task, 0, 0);
 		if (!making || !*making)
@@ -119,7 +122,8 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 		*making = 0;
 		if (!membership(&m))
 			return 0;
-		made = bpf_inode_storage_get(&sock_trees, inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		made = bpf_inode_storage_get(type == S_IFSOCK ? (void *)&sock_trees : (void *)&link_trees,
+					     inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (made)
 			*made = m.origin;
 		return 0;
@@ -130,4 +134,52 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 	if (made && !*made)
 		*made = m.origin;
 	return 0;
+}
+
+/*
+ * A symbolic link a tree made, followed in a sticky world-writable
+ * directory (/tmp, /var/tmp, /dev/shm) by a process outside that tree: a
+ * tree that may write /tmp plants /tmp/job.log -> /etc/cron.d/job for a
+ * host program running as root to write through. The kernel's
+ * protected_symlinks lets everyone follow it (the link is root's, as is
+ * /tmp). Refused, with a record under the follower's policy, or the
+ * planting tree's for an outsider (whose tree may have ended: then under
+ * none, enforced). Outsiders pay an inode storage lookup per link
+ * followed, most links having no storage at all.
+ */
+SEC("lsm/inode_follow_link")
+int BPF_PROG(sh_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu, int ret)
+{
+	struct member m = {};
+	struct scratch *s;
+	__u64 *made, planter;
+	umode_t dir;
+	long n;
+
+	if (ret)
+		return ret;
+	made = bpf_inode_storage_get(&link_trees, inode, 0, 0);
+	if (!made || !*made)
+		return 0;
+	planter = *made;
+	dir = dentry->d_parent->d_inode->i_mode;
+	if ((dir & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 0;
+	if (membership(&m)) {
+		if (m.origin == planter)
+			return 0;
+	} else if (!held_by(&m, 0, planter, tag_gen, 0, 0)) {
+		m.origin = planter;
+		m.policy = SH_POLICY_NONE;
+		m.flags = SH_PF_VALID;
+	}
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	s = get_scratch(&m);
+	if (!s)
+		return no_scratch(&m, &(struct refusal){ .hook = SH_HOOK_FILE, .op = SH_OP_FOLLOW });
+	/* The link's own name: the hook has no mount to walk a path by. */
+	n = bpf_probe_read_kernel_str(s->ev.path, 256, dentry->d_name.name);
+	return released(&m, report(&m, s, &(struct refusal){ .hook = SH_HOOK_FILE,
+							     .op = SH_OP_FOLLOW },
+				   SH_WHY_PLANTED, n > 0 ? n : 0));
 }

@@ -201,6 +201,16 @@ static __always_inline int judge_net(struct member *m, struct socket *sock, stru
 	return 0;
 }
 
+/* A socket of this kind (family, type, protocol) refused. */
+static __always_inline int refuse_kind(struct member *m, __u32 op, int family, int type,
+				       int protocol, __u32 why)
+{
+	return report(m, 0, &(struct refusal){ .hook = SH_HOOK_NET, .op = op, .flags = SH_EVF_NET,
+					      .op_flags = family,
+					      .target_pid = (type & 0xffff) | protocol << 16 },
+		      why, 0);
+}
+
 SEC("lsm/socket_create")
 int BPF_PROG(sh_socket_create, int family, int type, int protocol, int kern, int ret)
 {
@@ -213,12 +223,35 @@ int BPF_PROG(sh_socket_create, int family, int type, int protocol, int kern, int
 	count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
 	if (!m.flags)
 		return net_refuse(&m, SH_OP_SOCKET, SH_WHY_NOPOLICY, 0);
+	/* NETLINK_USERSOCK carries messages between processes (sh_netlink_send);
+	 * its groups are the host's to listen on too. */
+	if (family == AF_NETLINK && protocol == NETLINK_USERSOCK)
+		return refuse_kind(&m, SH_OP_SOCKET, family, type, protocol, SH_WHY_SCOPE);
 	if (!(m.flags & SH_PF_NET) || net_kind_allowed(family, type, protocol))
 		return 0;
-	return report(&m, 0, &(struct refusal){ .hook = SH_HOOK_NET, .op = SH_OP_SOCKET,
-					       .flags = SH_EVF_NET, .op_flags = family,
-					       .target_pid = (type & 0xffff) | protocol << 16 },
-		      SH_WHY_SOCKET, 0);
+	return refuse_kind(&m, SH_OP_SOCKET, family, type, protocol, SH_WHY_SOCKET);
+}
+
+/*
+ * Netlink messages. A message to the kernel meets its family's own
+ * capability checks, and one to another process or a group needs
+ * CAP_NET_ADMIN (refused by sh_capable), except on NETLINK_USERSOCK, open to
+ * every sender: there a tree would reach any host process listening, by
+ * port or group, outside every rule, and the kernel answers nothing. A tree
+ * sends none, on a socket it was handed as well. Outsiders pay one load.
+ */
+SEC("lsm/netlink_send")
+int BPF_PROG(sh_netlink_send, struct sock *sk, struct sk_buff *skb, int ret)
+{
+	struct member m = {};
+
+	if (ret || sk->sk_protocol != NETLINK_USERSOCK)
+		return ret;
+	if (!membership(&m))
+		return 0;
+	count(SH_CNT_HOOK(SH_HOOK_NET, SH_CNT_CHECK));
+	return refuse_kind(&m, SH_OP_NETLINK_SEND, AF_NETLINK, sk->sk_type, NETLINK_USERSOCK,
+			   SH_WHY_SCOPE);
 }
 
 SEC("lsm/socket_connect")

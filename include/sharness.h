@@ -394,6 +394,9 @@ enum sh_op {
 	SH_OP_IPC_CTL,         /* shmctl/semctl/msgctl on a SysV object (IPC_RMID, IPC_SET, ...) */
 	SH_OP_IPC_CREATE,      /* a new SysV object (shmget, semget, msgget) */
 	SH_OP_LOCK,            /* flock, a POSIX or OFD lock, a lease */
+	SH_OP_WATCH,           /* an inotify, fanotify or dnotify watch */
+	SH_OP_NETLINK_SEND,    /* a netlink message between processes */
+	SH_OP_FOLLOW,          /* following a symbolic link */
 	SH_OP_MAX,
 };
 
@@ -421,6 +424,7 @@ enum sh_reason {
 	SH_WHY_OPTION     = 13, /* [net]: source routes, IP options, marks, device binds */
 	SH_WHY_CASEFOLD   = 14, /* a name compared without case, under a deny rule's directory */
 	SH_WHY_MOVES      = 15, /* a rename would change what a rule judged at use says */
+	SH_WHY_PLANTED    = 16, /* a tree's symbolic link, in a directory the host shares */
 };
 
 /* Event flags (bit 0 is retired). */

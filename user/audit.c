@@ -191,15 +191,15 @@ static void option_target(struct sh_buf *b, uint32_t v)
 
 /*
  * A [net] record's target: "tcp 10.1.2.3:443", "udp [2001:db8::1]:53", with
- * the parts as fields of their own; for a refused socket kind, "packet raw
- * 768" (family, type, protocol).
+ * the parts as fields of their own; for a refused socket kind or netlink
+ * send, "packet raw 768" (family, type, protocol).
  */
 static void net_target(struct sh_buf *b, const struct sh_event *ev)
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	char t[128], addr[INET6_ADDRSTRLEN], x[3][24];
 
-	if (ev->op == SH_OP_SOCKET) {
+	if (ev->op == SH_OP_SOCKET || ev->op == SH_OP_NETLINK_SEND) {
 
 		snprintf(t, sizeof(t), "%s %s %u", family_name(ev->op_flags, x[0], sizeof(x[0])),
 			 sock_type_name(ev->target_pid & 0xffff, x[1], sizeof(x[1])),

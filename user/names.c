@@ -57,6 +57,8 @@ const char *sh_op_name(unsigned op)
 		[SH_OP_BIND] = "bind", [SH_OP_LISTEN] = "listen", [SH_OP_SOCKET] = "socket",
 		[SH_OP_SETSOCKOPT] = "setsockopt", [SH_OP_IPC_CTL] = "ipcctl",
 		[SH_OP_IPC_CREATE] = "ipc-create", [SH_OP_LOCK] = "lock",
+		[SH_OP_WATCH] = "watch", [SH_OP_NETLINK_SEND] = "netlink-send",
+		[SH_OP_FOLLOW] = "follow",
 	};
 
 	return op < SH_OP_MAX && names[op] ? names[op] : "unknown";
@@ -80,6 +82,7 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_OPTION: return "socket option not allowed";
 	case SH_WHY_CASEFOLD: return "case-insensitive name";
 	case SH_WHY_MOVES: return "rename across a rule";
+	case SH_WHY_PLANTED: return "planted by a tree";
 	default: return "unknown";
 	}
 }

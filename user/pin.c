@@ -220,7 +220,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * unix_binders: empty, a socket a tree bound before is no tree's:
 	 * under [connect] scope = tree refused as an outsider's would be.
 	 * sock_trees: empty, the same: under [connect] rules its tree may
-	 * not rename it. sock_making: empty, a bind under way marks nothing. */
+	 * not rename it. sock_making: empty, a bind under way marks nothing.
+	 * link_trees: empty, a link a tree made before is no tree's: followed
+	 * as the kernel's own rules allow. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
@@ -229,7 +231,7 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
 	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees") ||
 	       !strcmp(name, "unix_binders") || !strcmp(name, "sock_trees") ||
-	       !strcmp(name, "sock_making");
+	       !strcmp(name, "sock_making") || !strcmp(name, "link_trees");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

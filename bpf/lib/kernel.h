@@ -75,6 +75,9 @@
 #define S_IFBLK 0060000
 #define S_IFCHR 0020000
 #define S_IFDIR 0040000
+#define S_IFLNK 0120000
+#define S_ISVTX 0001000
+#define S_IWOTH 0000002
 #define S_IFSOCK 0140000
 #define S_CASEFOLD (1 << 15) /* inode.i_flags: a directory whose names compare without case */
 /* The kernel's dev_t: major in the bits above 20. */
@@ -124,6 +127,7 @@
 #define AF_INET 2
 #define AF_INET6 10
 #define AF_NETLINK 16
+#define NETLINK_USERSOCK 2
 #define IPPROTO_ICMPV6 58 /* a macro in linux/in6.h, not in vmlinux.h */
 
 /* Socket options and control messages that send traffic elsewhere than

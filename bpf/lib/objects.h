@@ -143,12 +143,38 @@ struct {
 	__type(value, __u64);
 } sock_trees SEC(".maps");
 
+/*
+ * The tree that made each symbolic link (its tagged cgroup's id), on the
+ * link's inode, whichever directory it was made in: made the same way
+ * (path_symlink notes the dentry in sock_making, d_instantiate marks), gone
+ * with the inode. Followed in a sticky world-writable directory by anyone
+ * outside that tree, it is refused (ioctl.c, inode_follow_link).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} link_trees SEC(".maps");
+
+/* The dentry a tree's path_mknod of a socket or path_symlink allowed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);               /* the dentry path_mknod allowed */
+	__type(value, __u64);
 } sock_making SEC(".maps");
+
+/* Note the dentry a tree's allowed path_mknod or path_symlink makes (ret 0),
+ * or that none is on its way. */
+static __always_inline void note_making(struct dentry *dentry, int ret)
+{
+	__u64 *making = bpf_task_storage_get(&sock_making, bpf_get_current_task_btf(), 0,
+					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (making)
+		*making = ret ? 0 : (__u64)dentry;
+}
 
 /* Is this inode a pty slave of devpts (where only ptmx opens make one)? */
 static __always_inline bool devpts_slave(struct inode *inode)

@@ -33,6 +33,7 @@ write = /dev/pts/
 write = /dev/ptmx
 deny = $SH_TMP/secret
 deny = $SH_TMP/victim
+deny = $W/sealed/key
 [limits]
 capability = dac_read_search   # open_by_handle_at: its handles judged by path below
 P
@@ -699,7 +700,100 @@ r=$($CTL run --policy twallopen -- /usr/bin/bash -c "echo 0 >/proc/\$\$/oom_scor
 check "twin: a tree writes its own /proc files" "$r" ok
 check "outside: trace_marker is writable" "$("$TRY" open /sys/kernel/tracing/trace_marker w | head -1)" ok
 
-# ---- 9. the daemon's own door ----------------------------------------------
+# ---- 9. watches and messages to host processes ----------------------------
+echo "-- watches and netlink messages (${SECONDS}s)"
+# A watch tells the tree when host programs read or change a file: judged
+# as a write. The object the kernel resolved decides (a link is followed).
+mkdir -p "$W/sealed" "$W/open"
+echo k >"$W/sealed/key"
+echo s >"$SH_TMP/secret"
+ln -sfn "$SH_TMP/secret" "$W/to-secret"
+c0=$(counter deny_file)
+inw twall watch "$W/open" inotify
+check "inotify watch on the tree's own directory" "$OUT" ok
+inw twall watch "$W/open" dnotify
+check "dnotify on the tree's own directory" "$OUT" ok
+n=0
+for c in "$SH_TMP/secret inotify:deny rule" "$SH_TMP/secret fanotify:deny rule" \
+	"$W/to-secret inotify:deny rule" "/etc/passwd inotify:not allowed" \
+	"$W/sealed dnotify:deny rule" "$W/sealed inotify:deny rule"; do
+	mark
+	inw twall watch ${c%%:*}
+	check "watch ${c%%:*}: refused" "$OUT" "err EPERM"
+	expect "watch ${c%%:*}" '.hook == "file" and .op == "watch"' "${c#*:}"
+	case $c in "$W/to-secret"*)
+		check "  ... the link's record names the file it leads to" "$(field target "$EV")" \
+			"$SH_TMP/secret" ;;
+	esac
+	n=$((n + 1))
+done
+counted file "$c0" "$n"
+# With no file rules at all, the wall alone: the daemon's files and bpffs.
+inw twallopen watch /etc/passwd inotify
+check "twallopen: a watch on a host file" "$OUT" ok
+for p in "$(dirname "$AUDIT")" /sys/fs/bpf; do
+	mark
+	inw twallopen watch "$p" inotify
+	check "twallopen: watch on $p: refused" "$OUT" "err EPERM"
+	expect "watch on $p" '.op == "watch"' \
+		"$([ "$p" = /sys/fs/bpf ] && echo "forbidden in a tree" || echo "sharnessd is protected")"
+done
+outw watch "$SH_TMP/secret" inotify
+check "outside: the same watch works" "$OUT" ok
+# NETLINK_USERSOCK: messages between processes, to anyone listening.
+c0=$(counter deny_net)
+mark
+inw twallopen usersock-send new
+check "a NETLINK_USERSOCK socket: refused" "$OUT" "err EPERM"
+expect "usersock socket" '.hook == "net" and .op == "socket"' "outside the tree"
+check "  ... its record names the kind" "$(field target "$EV")" "netlink raw 2"
+mark
+# (run hands a tree its standard input, output and error only: the socket
+# goes in as standard input.)
+$WALL with-usersock -- bash -c "$CTL run --policy twallopen -- $WALL usersock-send 0 <&9" \
+	>"$SH_TMP/last.out" 2>/dev/null
+check "a message on a NETLINK_USERSOCK socket handed in: refused" "$(head -1 "$SH_TMP/last.out")" \
+	"err EPERM"
+expect "usersock send" '.hook == "net" and .op == "netlink-send"' "outside the tree"
+counted net "$c0" 2
+run_outside "$WALL" with-usersock -- "$WALL" usersock-send 9
+check "outside: the same message goes through" "$OUT" ok
+run_in_tree twallopen ip -o link show lo
+check "a tree's NETLINK_ROUTE request is answered" "$RC $(grep -c 'lo:' "$SH_TMP/last.out")" "0 1"
+
+# A link a tree makes where the host shares the directory (sticky and
+# world-writable, as /tmp): a host program following it would write where
+# the tree pointed. The kernel's protected_symlinks lets it (the link is
+# root's, as is the directory); no one outside the tree follows it.
+echo "-- links planted in shared directories (${SECONDS}s)"
+ST=$SH_TMP/sticky
+mkdir -p "$ST" "$SH_TMP/plain" && chmod 1777 "$ST"
+echo planted-target >"$SH_TMP/target"
+c0=$(counter deny_file)
+run_in_tree twallopen bash -c "$TRY symlink $SH_TMP/target $ST/planted && $TRY open $ST/planted r && $TRY symlink $SH_TMP/target $SH_TMP/plain/moved && $TRY rename $SH_TMP/plain/moved $ST/moved && $TRY symlink $SH_TMP/target $SH_TMP/plain/stays"
+check "a tree plants links, follows its own" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok ok ok "
+mark
+try_outside open "$ST/planted" r
+check "outside: following the tree's link in a sticky directory: refused" "$OUT" "err EPERM"
+expect "planted link" '.hook == "file" and .op == "follow" and .target == "planted"' "planted by a tree"
+mark
+try_outside open "$ST/moved" r
+check "outside: one made elsewhere and renamed there: refused" "$OUT" "err EPERM"
+expect "moved link" '.op == "follow" and .target == "moved"' "planted by a tree"
+mark
+try_in_tree twallopen open "$ST/planted" r
+check "another tree: refused" "$OUT" "err EPERM"
+expect "planted link, another tree" '.op == "follow" and .policy == "twallopen"' "planted by a tree"
+counted file "$c0" 3
+try_outside open "$SH_TMP/plain/stays" r
+check "outside: the tree's link in a directory of its own is followed" "$OUT" ok
+ln -sfn "$SH_TMP/target" "$ST/host-made"
+try_outside open "$ST/host-made" r
+check "outside: an outsider's link in the sticky directory is followed" "$OUT" ok
+try_in_tree twallopen open "$ST/host-made" r
+check "a tree follows the host's link there" "$OUT" ok
+
+# ---- 10. the daemon's own door ----------------------------------------------
 echo "-- the control socket (${SECONDS}s)"
 c0=$(counter deny_connect)
 mark

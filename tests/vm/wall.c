@@ -60,6 +60,14 @@
  *                                  after the other: the first refusal
  *   wall connect-n SOCK N          N stream connects to SOCK, each on a new
  *                                  socket
+ *   wall watch PATH inotify|fanotify|dnotify   one watch on PATH (dnotify:
+ *                                  fcntl(F_NOTIFY) on PATH opened read-only)
+ *   wall usersock-send FD|new      a NETLINK_USERSOCK message to the socket
+ *                                  itself (bound, then its port looked up),
+ *                                  on FD or a new socket; "ok" once the
+ *                                  message came back
+ *   wall with-usersock -- CMD...   (outside a tree) a NETLINK_USERSOCK
+ *                                  socket on fd 9, then exec CMD
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -86,8 +94,11 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <linux/fs.h>
 #include <linux/kd.h>
+#include <linux/netlink.h>
 #include <linux/reboot.h>
 #include <net/if.h>
 
@@ -343,6 +354,57 @@ static int ctl_connect(const char *path)
 	return report(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), "connect");
 }
 
+static int watch(const char *path, const char *how)
+{
+	int fd;
+
+	if (!strcmp(how, "inotify")) {
+		fd = inotify_init1(IN_CLOEXEC);
+		if (fd < 0)
+			return report(-1, "inotify_init1");
+		return report(inotify_add_watch(fd, path, IN_ALL_EVENTS) < 0 ? -1 : 0,
+			      "inotify_add_watch");
+	}
+	if (!strcmp(how, "fanotify")) {
+		/* Unprivileged fanotify: what a tree without CAP_SYS_ADMIN gets. */
+		fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID, O_RDONLY);
+		if (fd < 0)
+			return report(-1, "fanotify_init");
+		return report(fanotify_mark(fd, FAN_MARK_ADD, FAN_MODIFY | FAN_CLOSE_WRITE,
+					    AT_FDCWD, path), "fanotify_mark");
+	}
+	if (!strcmp(how, "dnotify")) {
+		fd = open(path, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return report(-1, "open");
+		return report(fcntl(fd, F_NOTIFY, DN_MODIFY | DN_CREATE | DN_MULTISHOT), "F_NOTIFY");
+	}
+	fprintf(stderr, "wall: watch: inotify, fanotify or dnotify\n");
+	return 2;
+}
+
+static int usersock_send(const char *which)
+{
+	struct sockaddr_nl me = { .nl_family = AF_NETLINK };
+	struct {
+		struct nlmsghdr h;
+		char body[8];
+	} msg = { .h = { .nlmsg_len = sizeof(msg), .nlmsg_type = NLMSG_MIN_TYPE } };
+	socklen_t len = sizeof(me);
+	int fd = strcmp(which, "new") ? atoi(which) :
+					socket(AF_NETLINK, SOCK_RAW, NETLINK_USERSOCK);
+
+	if (fd < 0)
+		return report(-1, "socket");
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 && errno != EINVAL)
+		return report(-1, "bind");
+	if (getsockname(fd, (struct sockaddr *)&me, &len) < 0)
+		return report(-1, "getsockname");
+	if (sendto(fd, &msg, sizeof(msg), 0, (struct sockaddr *)&me, sizeof(me)) < 0)
+		return report(-1, "sendto");
+	return report(recv(fd, &msg, sizeof(msg), MSG_DONTWAIT) == sizeof(msg) ? 0 : -1, "recv");
+}
+
 int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
@@ -486,6 +548,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "ctl-connect") && argc == 3)
 		return ctl_connect(argv[2]);
+	if (!strcmp(op, "watch") && argc == 4)
+		return watch(argv[2], argv[3]);
+	if (!strcmp(op, "usersock-send") && argc == 3)
+		return usersock_send(argv[2]);
+	if (!strcmp(op, "with-usersock") && argc >= 4 && !strcmp(argv[2], "--")) {
+		int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_USERSOCK);
+
+		if (fd < 0 || dup2(fd, 9) < 0)
+			return report(-1, "socket");
+		execvp(argv[3], argv + 3);
+		return report(-1, "exec");
+	}
 	if (!strcmp(op, "connect-n") && argc == 4) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
