@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 
 RACE=$SH_BUILD/tests/vm/race
-SECS=8
+SECS=5
 D=$SH_TMP/d
 DEEP=$D/w/a/b/c/d/e/f/g/h
 mkdir -p "$DEEP" "$D/s"
@@ -123,11 +123,13 @@ check "nine on one CPU: no writer call failed" \
 # fail, and no use ever finds every buffer held.
 tree0=$(counter scratch_tree)
 busy0=$(counter scratch_busy)
-$CTL run --policy tcrowd -- "$RACE" 12 0 read "$D/secret" tmpfile "$DEEP" 24 >"$SH_TMP/crowd" 2>&1 &
+$CTL run --policy tcrowd -- "$RACE" 9 0 read "$D/secret" tmpfile "$DEEP" 24 >"$SH_TMP/crowd" 2>&1 &
 crowd=$!
-sleep 3
+# Its writers all running before the neighbour starts.
+racing() { [ "$(pgrep -c -x race)" -ge "$1" ]; }
+wait_until racing 25
 during0=$(counter scratch_tree)
-out=$($CTL run --policy tpre -- "$RACE" 6 0 read "$D/secret" tmpfile "$D/w" 2>&1)
+out=$($CTL run --policy tpre -- "$RACE" 4 0 read "$D/secret" tmpfile "$D/w" 2>&1)
 during1=$(counter scratch_tree)
 wait "$crowd"
 crowd_out=$(cat "$SH_TMP/crowd")
@@ -159,18 +161,18 @@ check "a crowded CPU: the neighbour's refused call never succeeds" \
 # buffer: the neighbour still never sees a call fail.
 cat >"$SH_TMP/idle-crowd" <<'H'
 #!/bin/bash
-taskset -c 0 bash -c 'end=$((SECONDS + 12)); while [ $SECONDS -lt $end ]; do :; done' &
+taskset -c 0 bash -c 'end=$((SECONDS + 9)); while [ $SECONDS -lt $end ]; do :; done' &
 chrt --idle 0 "$@"
 wait
 H
 chmod +x "$SH_TMP/idle-crowd"
 busy0=$(counter scratch_busy)
 tree0=$(counter scratch_tree)
-$CTL run --policy tcrowd -- "$SH_TMP/idle-crowd" "$RACE" 12 0 read "$D/secret" tmpfile "$DEEP" 32 \
+$CTL run --policy tcrowd -- "$SH_TMP/idle-crowd" "$RACE" 9 0 read "$D/secret" tmpfile "$DEEP" 32 \
 	>"$SH_TMP/crowd" 2>&1 &
 crowd=$!
-sleep 3
-out=$($CTL run --policy tpre -- "$RACE" 6 0 read "$D/secret" tmpfile "$D/w" 2>&1)
+wait_until racing 33
+out=$($CTL run --policy tpre -- "$RACE" 4 0 read "$D/secret" tmpfile "$D/w" 2>&1)
 wait "$crowd"
 crowd_out=$(cat "$SH_TMP/crowd")
 echo "idle crowd: $(grep -o ' err=[0-9]*' <<<"$crowd_out" | tr '\n' ' ')"
