@@ -191,6 +191,17 @@ TMUX_TMPDIR=$HTMP SHELL=/usr/bin/bash run_h -- /usr/bin/bash -c "
 	tmux -S $HTMP/own new -d -s mine 'sleep 1000' && tmux -S $HTMP/own ls -F '#{session_name}'"
 check "control: tmux on the tree's own socket works" "$RC $OUT" "0 mine"
 check_match "control: its server is killed with the run" "$ERR" 'killed 2 processes'
+# A server of the host no deny rule names (another socket, another
+# directory): harness.policy's [connect] scope = tree refuses it all the same.
+tmux -S "$SH_TMP/host.sock" new -d -s hostside 'sleep 1000'
+mark connect connect "$SH_TMP/host.sock"
+run_h -- tmux -S "$SH_TMP/host.sock" new -d "touch $SH_TMP/pwned"
+check "tmux -S on a host server no rule names: refused" \
+	"$RC $(grep -c 'Operation not permitted' <<<"$ERR")" "1 1"
+expect_ev "tmux -S host server" "outside the tree"
+check "the host server has only its own session" \
+	"$(tmux -S "$SH_TMP/host.sock" ls -F '#{session_name}')" hostside
+tmux -S "$SH_TMP/host.sock" kill-server
 env -u TMUX_TMPDIR tmux kill-server
 
 # ---- 4. writes outside the work directory -----------------------------------
