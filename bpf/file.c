@@ -372,6 +372,8 @@ int BPF_PROG(sh_path_symlink, const struct path *dir, struct dentry *dentry,
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (shared_dir(dir->dentry->d_inode))
+		return refuse_planted(&m, SH_OP_SYMLINK, dentry, dir->mnt);
 	ret = judge_write(&m, dentry, dir->mnt, SH_OP_SYMLINK);
 	/* Once made, d_instantiate marks the link as the tree's. */
 	note_making(dentry, ret);
@@ -395,6 +397,12 @@ int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 	ENTER(ret, m);
 	if (plants_setid(mode, BPF_CORE_READ(path->dentry, d_inode, i_mode)))
 		return forbid_setid(&m, path->dentry, path->mnt, SH_OP_CHMOD, mode);
+	/* The mode of a directory every user shares is the host's: without
+	 * its sticky bit any user removes another's files there. */
+	if (shared_dir(path->dentry->d_inode))
+		return forbid_named(&m, &(struct refusal){ .hook = SH_HOOK_FILE, .op = SH_OP_CHMOD,
+							   .op_flags = mode, .flags = SH_EVF_WRITE },
+				    path->dentry, path->mnt);
 	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
 }
 
@@ -452,13 +460,24 @@ int BPF_PROG(sh_file_receive, struct file *file, int ret)
  * and mark budget, which host daemons draw on. A watch is judged as a write:
  * a tree watches what its rules let it change, never the daemon's files,
  * cgroupfs, bpffs or the kernel's knobs, nor a directory with rules below
- * it (a deny rule's file seen through its directory).
+ * it (a deny rule's file seen through its directory), nor a device node
+ * beyond the default set.
  */
 SEC("lsm/path_notify")
 int BPF_PROG(sh_path_notify, const struct path *path, __u64 mask, unsigned int obj_type, int ret)
 {
+	struct inode *inode = path->dentry->d_inode;
 	struct member m = {};
+	umode_t type;
 
 	ENTER(ret, m);
+	/* A mark on a whole mount or file system (fanotify, CAP_SYS_ADMIN
+	 * today); a device node beyond the default set (every read and
+	 * write of a terminal is an event: the operator's keystrokes). */
+	type = inode ? inode->i_mode & S_IFMT : 0;
+	if (obj_type != FSNOTIFY_OBJ_TYPE_INODE ||
+	    ((type == S_IFCHR || type == S_IFBLK) &&
+	     !device_by_default(inode, SH_OP_WATCH, m.origin)))
+		return forbid_at(&m, SH_HOOK_FILE, SH_OP_WATCH, path->dentry, path->mnt);
 	return judge_write(&m, path->dentry, path->mnt, SH_OP_WATCH);
 }

@@ -193,6 +193,8 @@ int BPF_PROG(sh_path_link, struct dentry *old_dentry, const struct path *new_dir
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (is_symlink(old_dentry) && shared_dir(new_dir->dentry->d_inode))
+		return refuse_planted(&m, SH_OP_LINK_TO, new_dentry, new_dir->mnt);
 	ret = judge_write(&m, old_dentry, new_dir->mnt, SH_OP_LINK_FROM);
 	if (ret)
 		return ret;
@@ -211,6 +213,13 @@ int BPF_PROG(sh_path_rename, const struct path *old_dir, struct dentry *old_dent
 	struct member m = {};
 
 	ENTER(ret, m);
+	/* A symbolic link moved into a directory every user shares (either
+	 * way, for an exchange). */
+	if (is_symlink(old_dentry) && shared_dir(new_dir->dentry->d_inode))
+		return refuse_planted(&m, SH_OP_RENAME_TO, new_dentry, new_dir->mnt);
+	if ((flags & RENAME_EXCHANGE) && is_symlink(new_dentry) &&
+	    shared_dir(old_dir->dentry->d_inode))
+		return refuse_planted(&m, SH_OP_RENAME_TO, old_dentry, old_dir->mnt);
 	ret = judge_write(&m, old_dentry, old_dir->mnt, SH_OP_RENAME_FROM);
 	if (ret)
 		return ret;

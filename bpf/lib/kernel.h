@@ -76,6 +76,7 @@
 #define S_IFCHR 0020000
 #define S_IFDIR 0040000
 #define S_IFLNK 0120000
+#define RENAME_EXCHANGE (1 << 1)
 #define S_ISVTX 0001000
 #define S_IWOTH 0000002
 #define S_IFSOCK 0140000

@@ -165,6 +165,20 @@ struct {
 	__type(value, __u64);
 } sock_making SEC(".maps");
 
+/* A directory every user shares: sticky and world-writable (/tmp, /var/tmp,
+ * /dev/shm). dir: a BTF pointer. */
+static __always_inline bool shared_dir(struct inode *dir)
+{
+	return dir && (dir->i_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH);
+}
+
+static __always_inline bool is_symlink(struct dentry *dentry)
+{
+	struct inode *inode = dentry->d_inode;
+
+	return inode && (inode->i_mode & S_IFMT) == S_IFLNK;
+}
+
 /* Note the dentry a tree's allowed path_mknod or path_symlink makes (ret 0),
  * or that none is on its way. */
 static __always_inline void note_making(struct dentry *dentry, int ret)

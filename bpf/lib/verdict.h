@@ -364,6 +364,26 @@ static __always_inline int forbid_named(struct member *m, const struct refusal *
 	return released(m, report(m, s, w, SH_WHY_FORBIDDEN, name_path(s, dentry, mnt)));
 }
 
+/*
+ * A symbolic link put into a directory every user shares (shared_dir):
+ * made there, renamed or linked in. A host program running as root would
+ * follow it (protected_symlinks lets it: the link and the directory are
+ * root's) and write where the tree pointed. Refused whatever the write
+ * rules: a mark on the link's inode (inode_follow_link) would not outlive
+ * the inode in memory.
+ */
+static __always_inline int refuse_planted(struct member *m, __u32 op, struct dentry *dentry,
+					  struct vfsmount *mnt)
+{
+	const struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
+	struct scratch *s = get_scratch(m);
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!s)
+		return no_scratch(m, &w);
+	return released(m, report(m, s, &w, SH_WHY_PLANTED, name_path(s, dentry, mnt)));
+}
+
 static __always_inline int forbid_at(struct member *m, __u32 hook, __u32 op,
 				     struct dentry *dentry, struct vfsmount *mnt)
 {

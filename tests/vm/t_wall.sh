@@ -88,8 +88,7 @@ mark() { LOGMARK=$(wc -l <"$AUDIT"); }
 expect() {
 	EV= FILTER=$2
 	ev_found() {
-		EV=$(tail -n +"$((LOGMARK + 1))" "$AUDIT" |
-			jq -c "select(.event == \"violation\") | select($FILTER)" 2>/dev/null | tail -n 1)
+		EV=$(audit_select "$FILTER" "$((LOGMARK + 1))" | tail -n 1)
 		[ -n "$EV" ]
 	}
 	wait_until ev_found
@@ -731,12 +730,14 @@ counted file "$c0" "$n"
 # With no file rules at all, the wall alone: the daemon's files and bpffs.
 inw twallopen watch /etc/passwd inotify
 check "twallopen: a watch on a host file" "$OUT" ok
-for p in "$(dirname "$AUDIT")" /sys/fs/bpf; do
+inw twallopen watch /dev/null inotify
+check "twallopen: a watch on /dev/null (a default device)" "$OUT" ok
+for p in "$(dirname "$AUDIT")" /sys/fs/bpf /dev/kmsg; do
 	mark
 	inw twallopen watch "$p" inotify
 	check "twallopen: watch on $p: refused" "$OUT" "err EPERM"
 	expect "watch on $p" '.op == "watch"' \
-		"$([ "$p" = /sys/fs/bpf ] && echo "forbidden in a tree" || echo "sharnessd is protected")"
+		"$(case $p in /sys/fs/bpf | /dev/kmsg) echo "forbidden in a tree" ;; *) echo "sharnessd is protected" ;; esac)"
 done
 outw watch "$SH_TMP/secret" inotify
 check "outside: the same watch works" "$OUT" ok
@@ -761,37 +762,61 @@ check "outside: the same message goes through" "$OUT" ok
 run_in_tree twallopen ip -o link show lo
 check "a tree's NETLINK_ROUTE request is answered" "$RC $(grep -c 'lo:' "$SH_TMP/last.out")" "0 1"
 
-# A link a tree makes where the host shares the directory (sticky and
+# A link a tree puts where the host shares the directory (sticky and
 # world-writable, as /tmp): a host program following it would write where
 # the tree pointed. The kernel's protected_symlinks lets it (the link is
-# root's, as is the directory); no one outside the tree follows it.
+# root's, as is the directory). Refused where it is made, renamed or linked
+# in; the directory's mode is the host's too. A link made elsewhere, in a
+# directory the tree then shares, is marked: no one outside follows it.
 echo "-- links planted in shared directories (${SECONDS}s)"
 ST=$SH_TMP/sticky
 mkdir -p "$ST" "$SH_TMP/plain" && chmod 1777 "$ST"
 echo planted-target >"$SH_TMP/target"
+ln -sfn "$SH_TMP/target" "$ST/host-made"
 c0=$(counter deny_file)
-run_in_tree twallopen bash -c "$TRY symlink $SH_TMP/target $ST/planted && $TRY open $ST/planted r && $TRY symlink $SH_TMP/target $SH_TMP/plain/moved && $TRY rename $SH_TMP/plain/moved $ST/moved && $TRY symlink $SH_TMP/target $SH_TMP/plain/stays"
-check "a tree plants links, follows its own" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok ok ok "
+n=0
+run_in_tree twallopen bash -c "$TRY symlink $SH_TMP/target $SH_TMP/plain/stays && $TRY open $SH_TMP/plain/stays r"
+check "a tree makes a link in a directory of its own, follows it" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok "
+for c in "symlink $SH_TMP/target $ST/planted:symlink:planted" \
+	"rename $SH_TMP/plain/stays $ST/moved:rename-to:moved" \
+	"exchange $ST/host-made $SH_TMP/plain/stays:rename-to:host-made" \
+	"link $SH_TMP/plain/stays $ST/hard:link-to:hard"; do
+	IFS=: read -r call op name <<<"$c"
+	mark
+	try_in_tree twallopen $call
+	check "$op of a link into the sticky directory: refused" "$OUT" "err EPERM"
+	expect "$op into the sticky directory" ".op == \"$op\" and .target == \"$ST/$name\"" \
+		"planted by a tree"
+	n=$((n + 1))
+done
+check "  ... none of them is there" "$(ls "$ST" | tr '\n' ' ')" "host-made "
 mark
-try_outside open "$ST/planted" r
-check "outside: following the tree's link in a sticky directory: refused" "$OUT" "err EPERM"
-expect "planted link" '.hook == "file" and .op == "follow" and .target == "planted"' "planted by a tree"
+try_in_tree twallopen chmod "$ST" 0777
+check "chmod of the sticky directory: refused" "$OUT $(stat -c %a "$ST")" "err EPERM 1777"
+expect "chmod of the sticky directory" ".op == \"chmod\" and .target == \"$ST\"" "forbidden in a tree"
+n=$((n + 1))
+# A link made in the tree's own directory, which it then shares.
+mkdir -p "$SH_TMP/later"
+run_in_tree twallopen bash -c "$TRY symlink $SH_TMP/target $SH_TMP/later/link && $TRY chmod $SH_TMP/later 1777 && $TRY open $SH_TMP/later/link r"
+check "a tree shares its directory, follows its own link there" \
+	"$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok "
 mark
-try_outside open "$ST/moved" r
-check "outside: one made elsewhere and renamed there: refused" "$OUT" "err EPERM"
-expect "moved link" '.op == "follow" and .target == "moved"' "planted by a tree"
+try_outside open "$SH_TMP/later/link" r
+check "outside: following the tree's link there: refused" "$OUT" "err EPERM"
+expect "planted link" '.hook == "file" and .op == "follow" and .target == "link"' "planted by a tree"
 mark
-try_in_tree twallopen open "$ST/planted" r
+try_in_tree twallopen open "$SH_TMP/later/link" r
 check "another tree: refused" "$OUT" "err EPERM"
 expect "planted link, another tree" '.op == "follow" and .policy == "twallopen"' "planted by a tree"
-counted file "$c0" 3
+counted file "$c0" "$((n + 2))"
 try_outside open "$SH_TMP/plain/stays" r
 check "outside: the tree's link in a directory of its own is followed" "$OUT" ok
-ln -sfn "$SH_TMP/target" "$ST/host-made"
 try_outside open "$ST/host-made" r
 check "outside: an outsider's link in the sticky directory is followed" "$OUT" ok
 try_in_tree twallopen open "$ST/host-made" r
 check "a tree follows the host's link there" "$OUT" ok
+try_in_tree twallopen chmod "$SH_TMP/plain" 0750
+check "twin: chmod of a directory of its own" "$OUT $(stat -c %a "$SH_TMP/plain")" "ok 750"
 
 # ---- 10. the daemon's own door ----------------------------------------------
 echo "-- the control socket (${SECONDS}s)"
