@@ -193,6 +193,9 @@ int BPF_PROG(sh_path_link, struct dentry *old_dentry, const struct path *new_dir
 	struct member m = {};
 
 	ENTER(ret, m);
+	/* The inode this link instantiates is not one the tree makes: a note
+	 * a failed symlink or bind left on this name marks nothing. */
+	note_making(new_dentry, -1);
 	if (is_symlink(old_dentry) && shared_dir(new_dir->dentry->d_inode))
 		return refuse_planted(&m, SH_OP_LINK_TO, new_dentry, new_dir->mnt);
 	ret = judge_write(&m, old_dentry, new_dir->mnt, SH_OP_LINK_FROM);

@@ -29,6 +29,7 @@ name = ttmp
 allow = /usr/bin/bash
 allow = /usr/bin/head
 allow = /usr/bin/ln
+allow = /usr/bin/mkdir
 allow = $SH_BUILD/tests/vm/
 [limits]
 private-tmp = 1M
@@ -38,7 +39,10 @@ start_daemon --run-memory-max 96M || { fail "daemon starts"; exit 1; }
 # private-tmp: a /tmp and /var/tmp of the run's own, sized, gone with it.
 mark=sh-tmp-$$
 echo host >"/tmp/host-$mark"
-out=$($CTL run --policy ttmp -- /usr/bin/bash -c "echo x >/tmp/$mark && ln -s /etc/shadow /tmp/$mark.lnk &&
+# (A symbolic link goes into a directory of the run's own: none goes into
+# a sticky world-writable directory, the run's own /tmp included.)
+out=$($CTL run --policy ttmp -- /usr/bin/bash -c "echo x >/tmp/$mark && mkdir /tmp/$mark.d &&
+	ln -s /etc/shadow /tmp/$mark.d/lnk && ! ln -s /etc/shadow /tmp/$mark.lnk 2>/dev/null &&
 	echo y >/var/tmp/$mark && echo z >/dev/shm/$mark && echo made; [ -e /tmp/host-$mark ] && echo host-visible;
 	head -c 2097152 /dev/zero >/tmp/big; echo big=\$?;
 	[ -e /proc/\$PPID/root/tmp/host-$mark ] && echo via-proc || echo no-proc" 2>"$SH_TMP/tmp.err")
@@ -49,8 +53,10 @@ check "... its twin: outside, the host's file through /proc/PID/root" \
 	"$([ -e "/proc/$$/root/tmp/host-$mark" ] && echo seen)" seen
 check_match "... the tree was told why" "$(cat "$SH_TMP/tmp.err")" "No space left on device"
 check "... none of it reached the host (file, symlink, /var/tmp, /dev/shm)" \
-	"$([ -e "/tmp/$mark" ] || [ -L "/tmp/$mark.lnk" ] || [ -e "/var/tmp/$mark" ] ||
-		[ -e "/dev/shm/$mark" ]; echo $?)" 1
+	"$([ -e "/tmp/$mark" ] || [ -e "/tmp/$mark.d" ] || [ -L "/tmp/$mark.lnk" ] ||
+		[ -e "/var/tmp/$mark" ] || [ -e "/dev/shm/$mark" ]; echo $?)" 1
+check "... a link straight in its /tmp was refused, and logged" \
+	"$(audit_wait '.policy == "ttmp" and .op == "symlink" and .reason == "planted by a tree"')" 1
 check "run-start records it" \
 	"$(jq -r 'select(.event=="run-start" and .policy=="ttmp") | .private_tmp' "$AUDIT" | tail -n 1)" 1048576
 $CTL run --policy tnolim --private-tmp 1M -- /usr/bin/bash -c "echo x >/tmp/$mark.flag" 2>/dev/null
