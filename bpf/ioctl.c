@@ -153,7 +153,6 @@ int BPF_PROG(sh_inode_follow_link, struct dentry *dentry, struct inode *inode, b
 	struct member m = {};
 	struct scratch *s;
 	__u64 *made, planter;
-	umode_t dir;
 	long n;
 
 	if (ret)
@@ -162,8 +161,7 @@ int BPF_PROG(sh_inode_follow_link, struct dentry *dentry, struct inode *inode, b
 	if (!made || !*made)
 		return 0;
 	planter = *made;
-	dir = dentry->d_parent->d_inode->i_mode;
-	if ((dir & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+	if (!shared_dir(dentry->d_parent->d_inode))
 		return 0;
 	if (membership(&m)) {
 		if (m.origin == planter)
