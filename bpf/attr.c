@@ -122,9 +122,10 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 }
 
 /* The scratch a judgement took is given back when it ends (maps.h). */
-static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op)
+static __always_inline int judge_dentry_change(struct member *m, struct dentry *dentry, __u32 op,
+					       bool forbidden)
 {
-	return released(m, __judge_dentry_change(m, dentry, op, false));
+	return released(m, __judge_dentry_change(m, dentry, op, forbidden));
 }
 
 /*
@@ -144,6 +145,17 @@ static __always_inline bool file_caps_name(const char *name)
 	return true;
 }
 
+/*
+ * The attributes of a directory every user shares are the host's, as its
+ * mode is (file.c, forbid_shared): an access ACL that takes "other" write
+ * away would let a tree plant a link there (refuse_planted asks the mode),
+ * then put the ACL back. No tree changes them, whatever its write rules.
+ */
+static __always_inline bool shared_attrs(struct dentry *dentry)
+{
+	return shared_dir(dentry->d_inode);
+}
+
 /* The first argument is a struct user_namespace * on 6.1, a struct
  * mnt_idmap * from 6.3 on: the dentry is the second either way. */
 SEC("lsm/inode_setxattr")
@@ -153,7 +165,8 @@ int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *
 	struct member m = {};
 
 	ENTER(ret, m);
-	return released(&m, __judge_dentry_change(&m, dentry, SH_OP_SETXATTR, file_caps_name(name)));
+	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR,
+				   file_caps_name(name) || shared_attrs(dentry));
 }
 
 SEC("lsm/inode_removexattr")
@@ -162,7 +175,7 @@ int BPF_PROG(sh_inode_removexattr, void *idmap, struct dentry *dentry, const cha
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR);
+	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR, shared_attrs(dentry));
 }
 
 /* POSIX ACLs: through setxattr on 6.1, through these hooks from 6.2 on
@@ -174,7 +187,7 @@ int BPF_PROG(sh_inode_set_acl, void *idmap, struct dentry *dentry, const char *a
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_dentry_change(&m, dentry, SH_OP_SETACL);
+	return judge_dentry_change(&m, dentry, SH_OP_SETACL, shared_attrs(dentry));
 }
 
 SEC("lsm/inode_remove_acl")
@@ -184,7 +197,7 @@ int BPF_PROG(sh_inode_remove_acl, void *idmap, struct dentry *dentry, const char
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_dentry_change(&m, dentry, SH_OP_SETACL);
+	return judge_dentry_change(&m, dentry, SH_OP_SETACL, shared_attrs(dentry));
 }
 
 /*
@@ -204,7 +217,7 @@ static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *at
 		return 0;
 	if (!membership(&m))
 		return 0;
-	return judge_dentry_change(&m, dentry, SH_OP_SETTIMES);
+	return judge_dentry_change(&m, dentry, SH_OP_SETTIMES, false);
 }
 
 /* 6.1: (dentry, attr); user space loads the one that fits the kernel. */

@@ -389,6 +389,21 @@ int BPF_PROG(sh_path_truncate, const struct path *path, int ret)
 	return judge_write(&m, path->dentry, path->mnt, SH_OP_TRUNCATE);
 }
 
+/*
+ * A directory every user shares (shared_dir: /tmp) is the host's, whatever
+ * the write rules say of what is in it: without its sticky bit any user
+ * removes another's files there, its owner may remove them all, and an
+ * immutable flag stops every user's work. Its mode, owner, flags and
+ * attributes (attr.c) are not a tree's to change.
+ */
+static __always_inline int forbid_shared(struct member *m, __u32 op, __u32 mode,
+					 struct dentry *dentry, struct vfsmount *mnt)
+{
+	return forbid_named(m, &(struct refusal){ .hook = SH_HOOK_FILE, .op = op, .op_flags = mode,
+						  .flags = SH_EVF_WRITE },
+			    dentry, mnt);
+}
+
 SEC("lsm/path_chmod")
 int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 {
@@ -397,12 +412,8 @@ int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 	ENTER(ret, m);
 	if (plants_setid(mode, BPF_CORE_READ(path->dentry, d_inode, i_mode)))
 		return forbid_setid(&m, path->dentry, path->mnt, SH_OP_CHMOD, mode);
-	/* The mode of a directory every user shares is the host's: without
-	 * its sticky bit any user removes another's files there. */
 	if (shared_dir(path->dentry->d_inode))
-		return forbid_named(&m, &(struct refusal){ .hook = SH_HOOK_FILE, .op = SH_OP_CHMOD,
-							   .op_flags = mode, .flags = SH_EVF_WRITE },
-				    path->dentry, path->mnt);
+		return forbid_shared(&m, SH_OP_CHMOD, mode, path->dentry, path->mnt);
 	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
 }
 
@@ -413,6 +424,8 @@ int BPF_PROG(sh_path_chown, const struct path *path, __u64 uid, __u64 gid, int r
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (shared_dir(path->dentry->d_inode))
+		return forbid_shared(&m, SH_OP_CHOWN, 0, path->dentry, path->mnt);
 	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHOWN);
 }
 

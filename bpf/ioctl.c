@@ -58,8 +58,12 @@ static __always_inline int judge_ioctl(struct file *file, unsigned int cmd, unsi
 		return judge_setown(&m, owner, cmd);
 	}
 	/* chattr: inode flags (immutable, append-only...) change the file. */
-	if (inode_flags_ioctl(cmd))
+	if (inode_flags_ioctl(cmd)) {
+		if (shared_dir(file->f_inode))
+			return forbid_shared(&m, SH_OP_SETFLAGS, 0, file->f_path.dentry,
+					     file->f_path.mnt);
 		return judge_write(&m, file->f_path.dentry, file->f_path.mnt, SH_OP_SETFLAGS);
+	}
 	count(SH_CNT_HOOK(SH_HOOK_TTY, SH_CNT_CHECK));
 	s = get_scratch(&m);
 	if (!s)

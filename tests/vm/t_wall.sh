@@ -770,7 +770,7 @@ check "a tree's NETLINK_ROUTE request is answered" "$RC $(grep -c 'lo:' "$SH_TMP
 # directory the tree then shares, is marked: no one outside follows it.
 echo "-- links planted in shared directories (${SECONDS}s)"
 ST=$SH_TMP/sticky
-mkdir -p "$ST" "$SH_TMP/plain" && chmod 1777 "$ST"
+mkdir -p "$ST" "$SH_TMP/plain" "$SH_TMP/own" && chmod 1777 "$ST"
 echo planted-target >"$SH_TMP/target"
 ln -sfn "$SH_TMP/target" "$ST/host-made"
 c0=$(counter deny_file)
@@ -795,6 +795,23 @@ try_in_tree twallopen chmod "$ST" 0777
 check "chmod of the sticky directory: refused" "$OUT $(stat -c %a "$ST")" "err EPERM 1777"
 expect "chmod of the sticky directory" ".op == \"chmod\" and .target == \"$ST\"" "forbidden in a tree"
 n=$((n + 1))
+# Its ACL, owner and flags are the host's too: an access ACL without
+# "other" write would let the tree plant a link there, then restore it.
+for c in "$WALL setacl:setacl,setxattr" "$TRY chown:chown" "$WALL chattr:setflags"; do
+	cmd=${c%%:*} ops=${c#*:}
+	args=()
+	[ "$ops" = chown ] && args=(0 0)
+	mark
+	run_in_tree twallopen $cmd "$ST" "${args[@]}"
+	check "${ops%%,*} of the sticky directory: refused" "$OUT $(stat -c %a "$ST")" "err EPERM 1777"
+	expect "${ops%%,*} of the sticky directory" \
+		"(.op | IN(\"${ops//,/\",\"}\")) and .target == \"$ST\"" "forbidden in a tree"
+	run_in_tree twallopen $cmd "$SH_TMP/own" "${args[@]}"
+	check "twin: ${ops%%,*} of a directory of its own" "$OUT" ok
+	n=$((n + 1))
+done
+check "  ... no ACL on the sticky directory" \
+	"$(python3 -c 'import os, sys; print(len([x for x in os.listxattr(sys.argv[1]) if "acl" in x]))' "$ST")" 0
 # A link made in the tree's own directory, which it then shares.
 mkdir -p "$SH_TMP/later"
 run_in_tree twallopen bash -c "$TRY symlink $SH_TMP/target $SH_TMP/later/link && $TRY chmod $SH_TMP/later 1777 && $TRY open $SH_TMP/later/link r"
