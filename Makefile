@@ -31,7 +31,7 @@ msg = @printf '  %-9s %s\n' "$(1)" "$(2)";
 endif
 
 # Evaluated lazily: pkg-config runs only once `make` needs it (after setup).
-PKGS       = libbpf inih libsystemd
+PKGS       = libbpf inih libsystemd libcrypto
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS))
 PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS)) -lelf -lz
 
@@ -51,15 +51,16 @@ SKEL      := $(BUILD)/sharness.skel.h
 LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
 	    user/policy_net.c user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
 	    user/audit.c user/names.c user/control.c user/reslimit.c user/policy_host.c \
-	    user/journal.c user/learn_gen.c user/learn_out.c
+	    user/journal.c user/learn_gen.c user/learn_out.c user/digest.c
 # The loader: built with the skeleton that embeds the BPF object.
-LOADER_SRCS := user/enforcer.c user/apply.c user/probe.c user/pin.c user/resume.c user/marks.c
+LOADER_SRCS := user/enforcer.c user/apply.c user/pins.c user/probe.c user/pin.c user/resume.c user/marks.c
 LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
 COMMON_OBJS := $(LIB_OBJS) $(LOADER_SRCS:user/%.c=$(BUILD)/%.o)
 D_SRCS   := user/sharnessd.c user/learning.c user/records.c user/requests.c user/runs.c user/protect.c \
 	    user/ratelimit.c user/metrics.c
 D_OBJS   := $(D_SRCS:user/%.c=$(BUILD)/%.o) $(COMMON_OBJS)
-CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(BUILD)/ctl_learn.o $(COMMON_OBJS)
+CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(BUILD)/ctl_learn.o $(BUILD)/ctl_pin.o \
+	    $(COMMON_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -103,7 +104,7 @@ FORCE:
 
 # User objects that include the skeleton depend on it; everything else
 # gets its header dependencies from -MMD.
-$(BUILD)/enforcer.o $(BUILD)/apply.o $(BUILD)/probe.o $(BUILD)/marks.o $(BUILD)/resume.o: $(SKEL)
+$(LOADER_SRCS:user/%.c=$(BUILD)/%.o): $(SKEL)
 
 $(BUILD)/%.o: user/%.c | $(BUILD)
 	$(call msg,CC,$@)

@@ -11,6 +11,141 @@
 #include "lib/objects.h"
 #include "lib/memo.h"
 
+/* ---- pinned executables --------------------------------------------------- */
+
+/* The ctime moved: __i_ctime from 6.6, seconds and nanoseconds of their
+ * own from 6.11 (the nanoseconds' top bits may flag a query: masked). */
+struct inode___ctime_priv {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+struct inode___ctime_split {
+	time64_t i_ctime_sec;
+	__u32 i_ctime_nsec;
+} __attribute__((preserve_access_index));
+
+static __always_inline void inode_ctime(struct inode *inode, __s64 *sec, __u32 *nsec)
+{
+	if (bpf_core_field_exists(struct inode___ctime_split, i_ctime_sec)) {
+		struct inode___ctime_split *i = (void *)inode;
+
+		*sec = BPF_CORE_READ(i, i_ctime_sec);
+		*nsec = BPF_CORE_READ(i, i_ctime_nsec);
+	} else if (bpf_core_field_exists(struct inode___ctime_priv, __i_ctime)) {
+		struct inode___ctime_priv *i = (void *)inode;
+
+		*sec = BPF_CORE_READ(i, __i_ctime.tv_sec);
+		*nsec = BPF_CORE_READ(i, __i_ctime.tv_nsec);
+	} else {
+		*sec = BPF_CORE_READ(inode, i_ctime.tv_sec);
+		*nsec = BPF_CORE_READ(inode, i_ctime.tv_nsec);
+	}
+	*nsec &= 0x3fffffff;
+}
+
+/*
+ * An exec allow pinned by digest holds for the file the daemon hashed
+ * (map exec_pins): the same file system and inode, its entry made for
+ * this rule's digest, and since then no change (ctime and size as they
+ * were) and no writer open now (a writer's page dirtied before the hash
+ * could change without a new ctime). Anything else is refused, not
+ * hashed here: the daemon hashes again when it sees the refusal.
+ */
+static __always_inline void pin_key(const struct member *m, struct inode *inode,
+				    struct sh_pin_key *k)
+{
+	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k->slot = m->slot;
+	k->pad = 0;
+	k->policy = m->policy;
+	k->ino = BPF_CORE_READ(inode, i_ino);
+}
+
+static __always_inline bool pin_holds(const struct member *m, __u32 pin, struct inode *inode)
+{
+	struct sh_pin_key k;
+	struct sh_pin *p;
+	__s64 sec;
+	__u32 nsec;
+
+	pin_key(m, inode, &k);
+	p = bpf_map_lookup_elem(&exec_pins, &k);
+	if (!p || p->pin != pin || p->size != (__u64)BPF_CORE_READ(inode, i_size))
+		return false;
+	if (BPF_CORE_READ(inode, i_writecount.counter) > 0)
+		return false;
+	inode_ctime(inode, &sec, &nsec);
+	return p->ctime_sec == sec && p->ctime_nsec == nsec;
+}
+
+/* The pin of the exact rule for file's path (its key over s->ev.path), 0
+ * for none. */
+static __always_inline __u32 pin_of(struct member *m, struct scratch *s, struct file *file)
+{
+	__u32 *pin;
+	long len;
+
+	/* bpf_d_path leaves bytes of its work past the NUL: the key is the
+	 * name copied into zeros. */
+	len = bpf_d_path(&file->f_path, s->walk, SH_PATH_KEY_MAX);
+	if (len <= 0)
+		return 0;   /* longer than any rule's key: not a pinned name */
+	__builtin_memset(s->ev.path, 0, SH_PATH_KEY_MAX);
+	if (bpf_probe_read_kernel_str(s->ev.path, SH_PATH_KEY_MAX, s->walk) != len)
+		return 0;
+	pin = bpf_map_lookup_elem(&pin_paths, rule_key(s, m, SH_KEY_EXEC, len));
+	return pin ? *pin : 0;
+}
+
+/* The identity a verdict was made for, as it is now. */
+static __always_inline void verdict_id(struct pin_verdict *v, struct linux_binprm *bprm)
+{
+	struct inode *inode = BPF_CORE_READ(bprm, file, f_inode);
+
+	v->bprm = (__u64)bprm;
+	v->file = (__u64)BPF_CORE_READ(bprm, file);
+	v->ino = BPF_CORE_READ(inode, i_ino);
+	v->size = BPF_CORE_READ(inode, i_size);
+	inode_ctime(inode, &v->ctime_sec, &v->ctime_nsec);
+}
+
+/*
+ * Did sh_exec_pin hash the file this exec runs, unchanged since, and find
+ * pin's digest? Where sh_exec_pin runs after this program (the order is
+ * the kernel's), there is no verdict yet, and the file is refused: the
+ * order decides whether a rebuilt file runs, never whether an unpinned
+ * one does. The verdict stays for the exec's own mappings of the file
+ * (verdict_maps); the next exec of the task replaces it.
+ */
+static __always_inline bool verdict_holds(struct pin_verdict *v, __u32 pin, __u64 bprm,
+					  struct file *file)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	__s64 sec;
+	__u32 nsec;
+
+	if (!v || !pin_hashing || !v->pin || v->pin != pin || (bprm && v->bprm != bprm) ||
+	    v->file != (__u64)file || v->ino != BPF_CORE_READ(inode, i_ino) ||
+	    v->size != (__u64)BPF_CORE_READ(inode, i_size))
+		return false;
+	inode_ctime(inode, &sec, &nsec);
+	return v->ctime_sec == sec && v->ctime_nsec == nsec;
+}
+
+static __always_inline bool hashed_for(struct linux_binprm *bprm, __u32 pin)
+{
+	return verdict_holds(bpf_task_storage_get(&pin_verdicts, bpf_get_current_task_btf(), 0, 0),
+			     pin, (__u64)bprm, BPF_CORE_READ(bprm, file));
+}
+
+/* The exec's own mappings of the file it hashed: the same open file (the
+ * exec keeps writers out of it). */
+static __always_inline bool verdict_maps(struct file *file, __u32 pin)
+{
+	return verdict_holds(bpf_task_storage_get(&pin_verdicts, bpf_get_current_task_btf(), 0, 0),
+			     pin, 0, file);
+}
+
 static __always_inline int judge_exec(struct member *m, struct linux_binprm *bprm)
 {
 	const struct refusal w = { .hook = SH_HOOK_EXEC, .op = SH_OP_EXEC };
@@ -52,6 +187,13 @@ static __always_inline int judge_exec(struct member *m, struct linux_binprm *bpr
 		return report(m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_ALLOW && (m->flags & SH_PF_EXEC_ALLOWLIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	if (act != SH_ACT_ALLOW || !s->rule_pin ||
+	    pin_holds(m, s->rule_pin, BPF_CORE_READ(bprm, file, f_inode)))
+		return 0;
+	/* Not the file the daemon hashed: runs only where sh_exec_pin hashed
+	 * this very file for this exec and found this rule's digest. */
+	if (!hashed_for(bprm, s->rule_pin))
+		return report(m, s, &w, SH_WHY_DIGEST, len);
 	return 0;
 }
 
@@ -62,6 +204,79 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 
 	ENTER(ret, m);
 	return released(&m, judge_exec(&m, bprm));
+}
+
+/*
+ * The exec of a pinned name whose file is not the one the daemon hashed (a
+ * binary the tree built again, a package reinstalled, a file touched) is
+ * hashed here, in a sleepable program: IMA's SHA-256 of the file the
+ * kernel is about to run (bpf_ima_file_hash; the exec keeps writers out
+ * of it meanwhile), against the digest of the pin its exact name has. A
+ * match leaves a verdict for sh_exec on this exec and this file; anything
+ * else is refused. sh_exec decides: it refuses a pinned file with neither
+ * the daemon's identity nor a verdict. Nothing is entered: the next exec
+ * of the same file is hashed again (the daemon enters files it hashed
+ * under a lease).
+ */
+static __always_inline bool same_digest(const __u8 *a, const __u8 *b)
+{
+	const __u64 *x = (const void *)a, *y = (const void *)b;
+
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3])) == 0;
+}
+
+static __always_inline int judge_pin(struct member *m, struct linux_binprm *bprm)
+{
+	const struct refusal w = { .hook = SH_HOOK_EXEC, .op = SH_OP_EXEC };
+	struct sh_pin_digest_key dk = { .slot = m->slot, .policy = m->policy };
+	struct file *file = bprm->file;
+	struct inode *inode = file->f_inode;
+	struct sh_pin_digest *want;
+	struct pin_verdict *v, now = {};
+	__u64 found[4] = {};
+	struct scratch *s;
+	long alg;
+
+	v = bpf_task_storage_get(&pin_verdicts, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (v) {
+		v->pin = 0;     /* none left from an exec before */
+		v->bprm = 0;
+	}
+	s = get_scratch(m);
+	if (!s)
+		return released(m, no_scratch(m, &w));
+	dk.pin = pin_of(m, s, file);
+	scratch_done_at(&m->scratch);
+	if (!dk.pin || pin_holds(m, dk.pin, inode))
+		return 0;
+	verdict_id(&now, bprm);
+	alg = bpf_ima_file_hash(file, found, sizeof(found));
+	want = bpf_map_lookup_elem(&pin_digests, &dk);
+	if (alg == HASH_ALGO_SHA256 && want && same_digest((void *)found, want->d)) {
+		count(SH_CNT_PIN_HASHED);
+		if (v) {
+			*v = now;
+			v->pin = dk.pin;
+		}
+		return 0;
+	}
+	s = get_scratch(m);
+	if (!s)
+		return released(m, no_scratch(m, &w));
+	return released(m, report(m, s, &w, SH_WHY_DIGEST,
+				  bpf_d_path(&file->f_path, s->ev.path, SH_EVENT_PATH_MAX)));
+}
+
+SEC("lsm.s/bprm_check_security")
+int BPF_PROG(sh_exec_pin, struct linux_binprm *bprm, int ret)
+{
+	struct member m = {};
+
+	ENTER(ret, m);
+	if (!(m.flags & SH_PF_EXEC_PINS))
+		return 0;
+	return judge_pin(&m, bprm);
 }
 
 /* ---- code that runs without an exec ------------------------------------- */
@@ -113,6 +328,12 @@ static __always_inline int __judge_exec_map(struct member *m, struct file *file,
 		return report(m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
+	/* A pinned file is asked at every mapping, never memoized. */
+	if (act == SH_ACT_ALLOW && s->rule_pin) {
+		if (!pin_holds(m, s->rule_pin, file->f_inode) && !verdict_maps(file, s->rule_pin))
+			return report(m, s, &w, SH_WHY_DIGEST, len);
+		return 0;
+	}
 	exec_memo_store(s, m, dentry, act, &memo);
 	return 0;
 }

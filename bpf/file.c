@@ -186,19 +186,50 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	return released(m, __judge_open(m, file, op, fflags, write, use_d_path));
 }
 
+/*
+ * A file the daemon pinned (its identity in exec_pins) is not opened for
+ * writing by the tree, whatever the write rules: a process that mapped it
+ * as code would run what is written into it, and a page dirtied through a
+ * writable mapping can change again without a new ctime.
+ */
+static __always_inline bool pinned_file(const struct member *m, struct inode *inode)
+{
+	struct sh_pin_key k;
+
+	pin_key(m, inode, &k);
+	return bpf_map_lookup_elem(&exec_pins, &k) != NULL;
+}
+
+static __always_inline int refuse_pinned_write(struct member *m, struct file *file,
+					       __u32 fflags)
+{
+	const struct refusal w = { .hook = SH_HOOK_FILE, .op = SH_OP_OPEN, .op_flags = fflags,
+				   .flags = SH_EVF_WRITE };
+	struct scratch *s = get_scratch(m);
+
+	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
+	if (!s)
+		return no_scratch(m, &w);
+	return released(m, report(m, s, &w, SH_WHY_PINNED,
+				  name_path(s, file->f_path.dentry, file->f_path.mnt)));
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(sh_file_open, struct file *file, int ret)
 {
 	struct member m = {};
 	__u32 fflags;
+	bool write;
 
 	if (ret)
 		return ret;
 	if (!membership(&m))
 		return 0;
 	fflags = file->f_flags;
-	return judge_open(&m, file, SH_OP_OPEN, fflags,
-			  (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC), true);
+	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);
+	if (write && (m.flags & SH_PF_EXEC_PINS) && pinned_file(&m, file->f_inode))
+		return refuse_pinned_write(&m, file, fflags);
+	return judge_open(&m, file, SH_OP_OPEN, fflags, write, true);
 }
 
 /*

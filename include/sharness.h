@@ -46,6 +46,14 @@ enum sh_rule_key_kind {
  */
 #define SH_KEY_FOLD    0x80
 
+/*
+ * Rule values: what the longest matching rule says, in the low byte; above
+ * it (SH_RULE_PIN_SHIFT), for an exec allow pinned by digest, the pin: 1 +
+ * the digest's index among the policy's distinct digests (0: not pinned).
+ */
+#define SH_RULE_PIN_SHIFT 8
+#define SH_RULE_ACT_MASK  0xffu
+
 /* Rule values: what the longest matching rule says. */
 enum sh_rule_action {
 	SH_ACT_ALLOW = 1, /* exec/connect: allowed */
@@ -103,6 +111,7 @@ enum sh_policy_flags {
 					  * tree bound, or an allow rule names */
 	SH_PF_DEVICE_RULES   = 1u << 18, /* has [file] device rules */
 	SH_PF_EXEC_DENY      = 1u << 19, /* has exec deny rules */
+	SH_PF_EXEC_PINS      = 1u << 20, /* has exec allow rules pinned by digest */
 };
 
 /*
@@ -134,6 +143,51 @@ struct sh_name_key {
 	__u16 policy;
 	__u64 head;
 	__u64 tail;
+};
+
+/*
+ * Pinned executables (map exec_pins): a file the daemon hashed under a read
+ * lease (no writer open) when it applied a policy whose exec allow names
+ * it with that digest. Keyed by the file's identity in the policy's slot:
+ * its file system's device (the superblock's, as mountinfo names it) and
+ * inode number. The value holds the pin the file's content matched and
+ * what changes with every write, chmod, rename or link of the file: its
+ * ctime and size. An exec of a pinned name runs only the file that has an
+ * entry with the rule's pin, the same ctime and size, and no writer open.
+ */
+#define SH_MAX_PINS          (16 * 1024)
+
+struct sh_pin_key {
+	__u32 dev;         /* MKDEV(major, minor) as the kernel holds it */
+	__u8 slot;         /* at byte 4, as in every trie key */
+	__u8 pad;
+	__u16 policy;
+	__u64 ino;
+};
+
+struct sh_pin {
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 pin;         /* the rule value's pin (SH_RULE_PIN_SHIFT) */
+	__u64 size;
+};
+
+/*
+ * For the exec of a pinned file the daemon has not hashed (a binary built
+ * again, a package reinstalled), the programs hash it themselves (IMA's
+ * SHA-256): map pin_paths, keyed as the rule's exact key in the rules map
+ * (a struct sh_rule_key, its path zero-filled past the NUL), gives the
+ * pin; pin_digests, keyed by (slot, policy, pin), the digest it names.
+ */
+struct sh_pin_digest_key {
+	__u32 pin;
+	__u8 slot;         /* at byte 4, as in every trie key */
+	__u8 pad;
+	__u16 policy;
+};
+
+struct sh_pin_digest {
+	__u8 d[32];
 };
 
 /*
@@ -425,6 +479,8 @@ enum sh_reason {
 	SH_WHY_CASEFOLD   = 14, /* a name compared without case, under a deny rule's directory */
 	SH_WHY_MOVES      = 15, /* a rename would change what a rule judged at use says */
 	SH_WHY_PLANTED    = 16, /* a tree's symbolic link, in a directory the host shares */
+	SH_WHY_DIGEST     = 17, /* a pinned allow: the file is not the one hashed */
+	SH_WHY_PINNED     = 18, /* a write to a pinned executable (its code may be mapped) */
 };
 
 /* Event flags (bit 0 is retired). */
@@ -485,7 +541,8 @@ enum sh_counter_what {
 #define SH_CNT_SCRATCH_NEST (SH_CNT_DROPPED + 6) /* a scratch passed by: a preempted judgement's */
 #define SH_CNT_SCRATCH_LEAK (SH_CNT_DROPPED + 7) /* a scratch a call did not give back */
 #define SH_CNT_SCRATCH_TREE (SH_CNT_DROPPED + 8) /* refused: the tree holds its share of scratch */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 9)
+#define SH_CNT_PIN_HASHED   (SH_CNT_DROPPED + 9) /* pinned execs hashed in the kernel and entered */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 10)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

@@ -59,7 +59,8 @@ static int policy_index(const struct sh_policy_set *set, const char *name)
 
 /* The tries key on (prefixlen, slot, ...), dir_names on (id, slot, ...):
  * one clearing serves all. */
-_Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net_key, slot) == 4,
+_Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net_key, slot) == 4 &&
+	       offsetof(struct sh_pin_key, slot) == 4 && offsetof(struct sh_pin_digest_key, slot) == 4,
 	       "slot at byte 4 of every trie key");
 _Static_assert(sizeof(struct sh_net_key) <= sizeof(struct sh_rule_key), "key buffer size");
 
@@ -71,6 +72,8 @@ static int clear_slot_rules(int fd, unsigned slot)
 		struct sh_rule_key r;
 		struct sh_net_key n;
 		struct sh_name_key m;
+		struct sh_pin_key p;
+		struct sh_pin_digest_key g;
 		uint8_t b[4 + 1];
 	} key_t;
 	key_t key, last, *all = NULL;
@@ -300,6 +303,9 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 	int rules_fd = bpf_map__fd(e->skel->maps.rules);
 	int pol_fd = bpf_map__fd(e->skel->maps.policies);
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
+	int pins_fd[3] = { bpf_map__fd(e->skel->maps.exec_pins),
+			   bpf_map__fd(e->skel->maps.pin_paths),
+			   bpf_map__fd(e->skel->maps.pin_digests) };
 	int dirs_fd[2] = { bpf_map__fd(e->skel->maps.dir_marks),
 			   bpf_map__fd(e->skel->maps.dir_names) };
 	bool dirs[SH_MAX_POLICIES] = { false };
@@ -309,6 +315,8 @@ static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		err = write_policy_rules(rules_fd, dirs_fd, ns, i, &set->pols[i], &dirs[i], errs);
 		if (!err)
 			err = write_net_rules(net_fd, ns, i, &set->pols[i], errs);
+		if (!err)
+			err = sh_enforcer_write_pins(pins_fd, ns, i, &set->pols[i], errs);
 		if (err)
 			return err;
 	}
@@ -439,6 +447,9 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
 	int marks_fd = bpf_map__fd(e->skel->maps.dir_marks);
 	int names_fd = bpf_map__fd(e->skel->maps.dir_names);
+	int pins_fd[3] = { bpf_map__fd(e->skel->maps.exec_pins),
+			   bpf_map__fd(e->skel->maps.pin_paths),
+			   bpf_map__fd(e->skel->maps.pin_digests) };
 	unsigned ns = !e->slot;
 	struct sh_tag_entry *nt = NULL;
 	size_t nnt = 0, ntag_new = 0;
@@ -460,6 +471,8 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		err = clear_slot_rules(marks_fd, ns);
 	if (!err)
 		err = clear_slot_rules(names_fd, ns);
+	for (int i = 0; !err && i < 3; i++)
+		err = clear_slot_rules(pins_fd[i], ns);
 	if (err) {
 		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
 		goto out;
@@ -479,6 +492,8 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		clear_slot_rules(net_fd, ns);
 		clear_slot_rules(marks_fd, ns);
 		clear_slot_rules(names_fd, ns);
+		for (int i = 0; i < 3; i++)
+			clear_slot_rules(pins_fd[i], ns);
 		goto out;
 	}
 	switch_slot(e, ns, set, nt, nnt, ntag_new);

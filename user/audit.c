@@ -250,8 +250,8 @@ static void file_fields(struct sh_buf *b, const struct sh_event *ev)
 	}
 }
 
-void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
-			   const char *policy, const char *cgroup, uint32_t run_id)
+void sh_audit_format_event_fields(struct sh_buf *b, const struct sh_event *ev,
+				  const char *policy, const char *cgroup, uint32_t run_id)
 {
 	char ts[64];
 	size_t comm_len = strnlen(ev->comm, sizeof(ev->comm));
@@ -327,6 +327,12 @@ void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 	if (ev->path_err)
 		sh_json_int_field(b, "path_error", ev->path_err);
 	sh_json_int_field(b, "errno", ev->ret < 0 ? -ev->ret : 0);
+}
+
+void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
+			   const char *policy, const char *cgroup, uint32_t run_id)
+{
+	sh_audit_format_event_fields(b, ev, policy, cgroup, run_id);
 	sh_json_end(b);
 }
 

@@ -30,6 +30,9 @@ int sh_audit_write(struct sh_audit *a, const struct sh_buf *b);
 /* CLOCK_REALTIME of a CLOCK_MONOTONIC instant (bpf_ktime_get_ns). */
 uint64_t sh_mono_to_real(uint64_t mono_ns);
 
+/* The fields of one violation record, the object left open for more. */
+void sh_audit_format_event_fields(struct sh_buf *b, const struct sh_event *ev,
+				  const char *policy, const char *cgroup, uint32_t run_id);
 /* Formats one violation record into b. */
 void sh_audit_format_event(struct sh_buf *b, const struct sh_event *ev,
 			   const char *policy, const char *cgroup, uint32_t run_id);

@@ -46,18 +46,29 @@ static void add(struct sh_compiled *c, unsigned slot, unsigned map_kind, unsigne
 	e->rule = rule;
 }
 
+uint32_t sh_compile_pin(const struct sh_policy *p, const struct sh_rule *r)
+{
+	if (!r->pinned)
+		return 0;
+	for (size_t i = 0; i < p->nrules; i++)
+		if (p->rules[i].pinned && !memcmp(p->rules[i].digest, r->digest, sizeof(r->digest)))
+			return (uint32_t)i + 1;
+	return 0;
+}
+
 /*
  * A directory rule covers everything below it (its path with the '/') and
  * the directory itself (its path without the '/', with a NUL); an exact
  * rule covers its path with a NUL.
  */
-static void add_rule(struct sh_compiled *c, unsigned slot, unsigned id, const struct sh_rule *r,
-		     const char *key, size_t len)
+static void add_rule(struct sh_compiled *c, unsigned slot, unsigned id, const struct sh_policy *p,
+		     const struct sh_rule *r, const char *key, size_t len)
 {
 	const struct sh_rule_kind_info *ki = sh_rule_kind_info(r->kind);
 
 	if (!r->dir) {
-		add(c, slot, ki->map_kind, id, key, len, true, ki->action, r);
+		add(c, slot, ki->map_kind, id, key, len, true,
+		    ki->action | sh_compile_pin(p, r) << SH_RULE_PIN_SHIFT, r);
 		return;
 	}
 	add(c, slot, ki->map_kind, id, key, len, false, ki->action, r);
@@ -115,7 +126,7 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 			const struct sh_rule *r = &p->rules[i];
 
 			if (r->dir == (pass == 0))
-				add_rule(&c, slot, id, r, r->key ? r->key : r->path,
+				add_rule(&c, slot, id, p, r, r->key ? r->key : r->path,
 					 r->key ? r->keylen : strlen(r->path));
 		}
 	}
@@ -391,6 +402,8 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 
 		if (ki)
 			f |= ki->flags;
+		if (p->rules[i].pinned)
+			f |= SH_PF_EXEC_PINS;
 	}
 	if (p->net_none[SH_NET_NONE_CONNECT])
 		f |= SH_PF_NET | SH_PF_NET_CONNECT;

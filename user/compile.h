@@ -37,6 +37,11 @@ int sh_compile_rules(const struct sh_policy *p, unsigned slot, unsigned id,
 		     struct sh_compiled *out, struct sh_errors *errs);
 void sh_compile_free(struct sh_compiled *c);   /* NULL-safe, zeroes */
 
+/* The pin of rule r of p in its rule value (SH_RULE_PIN_SHIFT) and in
+ * exec_pins: 1 + the index of p's first rule with r's digest, so rules of
+ * one digest share it; 0 for a rule not pinned. */
+uint32_t sh_compile_pin(const struct sh_policy *p, const struct sh_rule *r);
+
 /* One dir_marks-map entry: a directory "P/" with a rule key below it, its
  * length in bytes and the id its names are listed under. */
 struct sh_compiled_dir {

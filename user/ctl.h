@@ -63,5 +63,7 @@ int ctl_run_tree(struct ctl_run_opts *o, char **cmd, char **learned, int *setup_
 int ctl_learn(int argc, char **argv);
 /* sharnessctl log ...; returns the exit status. */
 int ctl_log(int argc, char **argv);
+/* policy pin [--add] [--write] FILE... (ctl_pin.c); argv after "pin". */
+int sh_ctl_policy_pin(int argc, char **argv);
 
 #endif

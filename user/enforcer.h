@@ -112,6 +112,18 @@ int sh_enforcer_consume(struct sh_enforcer *e);
 void sh_enforcer_counters(struct sh_enforcer *e, uint64_t out[SH_CNT_MAX]);
 
 const char *sh_enforcer_policy_name(struct sh_enforcer *e, unsigned slot, unsigned id);
+
+/* The pinned exec allow of policy id in slot (the one in force) whose
+ * file is path, or NULL. */
+const struct sh_rule *sh_enforcer_pinned_rule(struct sh_enforcer *e, unsigned slot, unsigned id,
+					     const char *path);
+/* Hashes path again for that rule (a refusal asks) and, where its content
+ * is the rule's, enters its identity (a file replaced by one of the same
+ * content): 1 entered, 0 hashed (found) to another content or, with
+ * *not_entered, not entered (why: changed a moment ago), -errno not
+ * hashed (why: open for writing, too large, no such rule...). */
+int sh_enforcer_repin(struct sh_enforcer *e, unsigned slot, unsigned id, const char *path,
+		      uint8_t found[32], char *why, size_t whylen, bool *not_entered);
 const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
 const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id);

@@ -55,5 +55,11 @@ int sh_enforcer_wake(struct sh_enforcer *e);
 /* Runtime tags (tag, run) to the state file, so a restart keeps them. */
 void sh_enforcer_save_state(struct sh_enforcer *e);
 void sh_enforcer_free_tags(struct sh_tag_entry *t, size_t n);
+/* p's pinned exec allows as policy id of slot (pins.c): their pins and
+ * digests (pin_paths, pin_digests: fds[1], fds[2]) and the identities of
+ * their files, hashed now (exec_pins: fds[0]). 0, or -errno (in errs)
+ * where a map refused one. */
+int sh_enforcer_write_pins(const int fds[3], unsigned slot, unsigned id,
+			   const struct sh_policy *p, struct sh_errors *errs);
 
 #endif

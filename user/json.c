@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "json.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -322,17 +323,11 @@ static int hex4(struct jp *p, unsigned *out)
 	if (p->n - p->i < 4)
 		return -EINVAL;
 	for (int k = 0; k < 4; k++) {
-		uint8_t c = p->s[p->i++];
+		int d = sh_hex_digit(p->s[p->i++]);
 
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
+		if (d < 0)
 			return -EINVAL;
+		v = v << 4 | (unsigned)d;
 	}
 	*out = v;
 	return 0;

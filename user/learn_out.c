@@ -6,7 +6,9 @@
  * becomes is in learn_gen.h and the README ("sharnessctl learn").
  */
 #define _GNU_SOURCE
+#include "digest.h"
 #include "learn_int.h"
+#include "policy.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -91,13 +93,56 @@ static bool lib_dir_ok(const char *dir, const struct items *writes)
 	return true;
 }
 
+/*
+ * What the run executed, each pinned by the digest it has now (a package
+ * upgrade then shows in `policy pin`, a replaced file is refused). A file
+ * that cannot be hashed here is allowed by name, unless the tree may write
+ * it: then it stays a note (an unpinned allow there would let the tree
+ * run whatever it puts in its place).
+ */
+static void exec_allows(struct out *o, const struct items *v, const struct items *writes)
+{
+	char val[4200], why[160], hex[SH_DIGEST_STR];
+	uint8_t d[SH_DIGEST_LEN];
+
+	for (size_t i = 0; i < v->n; i++) {
+		const struct item *it = &v->v[i];
+		bool covered = false;
+		size_t n = strlen(it->key);
+
+		for (size_t j = 0; j < v->n && !covered; j++)
+			covered = j != i && sh_learn_under(it->key, v->v[j].key);
+		if (covered)
+			continue;
+		if (n && it->key[n - 1] != '/' &&
+		    !sh_digest_file(it->key, 0, 0, d, NULL, why, sizeof(why))) {
+			sh_digest_format(d, hex);
+			snprintf(val, sizeof(val), "%s %s", it->key, hex);
+			/* The policy reader takes lines of SH_POLICY_LINE_MAX. */
+			if (strlen(val) + 8 <= SH_POLICY_LINE_MAX - 48)
+				rule(o, "allow", val, "run by %s", it);
+			else if (strlen(val) + 8 <= SH_POLICY_LINE_MAX)
+				rule(o, "allow", val, NULL, NULL);
+			else
+				note(o, "?", "allow = %s   # run by %s: too long a name to pin on one "
+				     "line", it->key, it->comm);
+		} else if (sh_learn_writable(writes, it->key)) {
+			snprintf(val, sizeof(val), "allow = %s   # run by %s: the tree may write it "
+				 "and it cannot be hashed here: pin it by digest", it->key, it->comm);
+			note(o, "?", "%s%s", val, "");
+		} else {
+			rule(o, "allow", it->key, "run by %s", it);
+		}
+	}
+}
+
 static void exec_section(struct out *o, const struct learned *l, const struct items *writes)
 {
 	struct items libs = {};
 	char d[4096];
 
 	section(o, "exec");
-	rules_of(o, &l->exec, "allow", "run by %s");
+	exec_allows(o, &l->exec, writes);
 	for (size_t i = 0; i < l->mapped.n; i++) {
 		const struct item *m = &l->mapped.v[i];
 

@@ -134,6 +134,9 @@ static const struct {
 	{ "sharness_scratch_tree_total",
 	  "Judgements refused: their tree held its share of the CPU's scratch buffers.",
 	  SH_CNT_SCRATCH_TREE },
+	{ "sharness_pins_hashed_total",
+	  "Pinned executables the kernel hashed at their exec, found as pinned and entered.",
+	  SH_CNT_PIN_HASHED },
 };
 
 static void kernel_counters(struct sh_buf *b, const uint64_t *c)

@@ -83,6 +83,8 @@ const char *sh_reason_name(unsigned reason)
 	case SH_WHY_CASEFOLD: return "case-insensitive name";
 	case SH_WHY_MOVES: return "rename across a rule";
 	case SH_WHY_PLANTED: return "planted by a tree";
+	case SH_WHY_DIGEST: return "digest mismatch";
+	case SH_WHY_PINNED: return "pinned executable";
 	default: return "unknown";
 	}
 }

@@ -222,7 +222,10 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * sock_trees: empty, the same: under [connect] rules its tree may
 	 * not rename it. sock_making: empty, a bind under way marks nothing.
 	 * link_trees: empty, a link a tree made before is no tree's: followed
-	 * as the kernel's own rules allow. */
+	 * as the kernel's own rules allow. exec_pins, pin_paths,
+	 * pin_digests: written by the apply with the rules that name them.
+	 * pin_verdicts: empty, an exec under way when the daemons changed
+	 * is hashed again. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
@@ -231,7 +234,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
 	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees") ||
 	       !strcmp(name, "unix_binders") || !strcmp(name, "sock_trees") ||
-	       !strcmp(name, "sock_making") || !strcmp(name, "link_trees");
+	       !strcmp(name, "sock_making") || !strcmp(name, "link_trees") ||
+	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
+	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

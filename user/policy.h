@@ -7,7 +7,7 @@
  *   [policy]   name = <[A-Za-z0-9_.-]{1,63}>   (required, once)
  *              mode = enforce | audit          (default enforce, once)
  *              cgroup = <absolute path>        (optional, repeatable)
- *   [exec]     allow = <path>    deny = <path>    lib = <path>
+ *   [exec]     allow = <path> [sha256:<hex>]    deny = <path>    lib = <path>
  *   [file]     write = <path>    deny = <path>    device = <path>
  *   [connect]  allow = <path>    deny = <path>   abstract = allow | deny
  *   [signal]   scope = tree | any
@@ -39,6 +39,9 @@
 #include "rules.h"
 
 #define SH_RULE_PATH_MAX 190      /* bytes, including a trailing '/' */
+/* The longest line the policy reader takes (libinih's buffer of 200, its
+ * NUL and a newline): what writes policy lines keeps within it. */
+#define SH_POLICY_LINE_MAX 198
 #define SH_MAX_POLICIES 64
 #define SH_MAX_RULES_PER_POLICY 1024
 #define SH_POLICY_NAME_MAX 63
@@ -60,6 +63,10 @@ struct sh_rule {
 	 * (its NUL) fits in a rules-map key. */
 	char *key;
 	size_t keylen;
+	/* exec allow only: `allow = PATH sha256:HEX`, the content the file
+	 * at key must have (digest.h). */
+	bool pinned;
+	uint8_t digest[32];
 };
 
 /* A [net] rule. */

@@ -7,7 +7,12 @@
  * - every `cgroup =` names an existing cgroup v2 directory shallow enough
  *   to be tagged (an error);
  * - an exec `allow` rule for a file that does not exist allows nothing
- *   yet (a warning: it may be installed later).
+ *   yet (a warning: it may be installed later);
+ * - an exec `allow` a `write` rule of the same policy covers lets the tree
+ *   replace what it may run (a warning: pin it by digest, or move it).
+ * Digests are not hashed here (the daemon runs these checks at every
+ * reload, before the apply that hashes): `sharnessctl policy pin` shows
+ * them.
  */
 #include "policy_parse.h"
 #include "sharness.h"
@@ -39,6 +44,47 @@ static int check_cgroup(const struct sh_policy *p, size_t i, struct sh_errors *e
 	return -EINVAL;
 }
 
+/* Does rule key k (a directory's ending in '/') cover path key x? */
+static bool key_covers(const char *k, const char *x)
+{
+	size_t n = strlen(k);
+
+	if (n && k[n - 1] == '/')
+		return !strncmp(k, x, n) || (strlen(x) + 1 == n && !strncmp(k, x, n - 1));
+	return !strcmp(k, x);
+}
+
+/* The [file] rule that decides for path key x: the longest covering it. */
+static const struct sh_rule *file_rule_of(const struct sh_policy *p, const char *x)
+{
+	const struct sh_rule *best = NULL;
+
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct sh_rule *r = &p->rules[i];
+
+		if ((r->kind == SH_FILE_WRITE || r->kind == SH_FILE_DENY) && key_covers(r->key, x) &&
+		    (!best || r->keylen > best->keylen))
+			best = r;
+	}
+	return best;
+}
+
+static void check_exec_allow(const struct sh_policy *p, const struct sh_rule *r,
+			     struct sh_errors *warns)
+{
+	const struct sh_rule *w = file_rule_of(p, r->key);
+	char qf[QBUF], qp[QBUF];
+
+	sh_policy_quote(qf, sizeof(qf), p->file);
+	sh_policy_quote(qp, sizeof(qp), r->path);
+	if (w && w->kind == SH_FILE_WRITE)
+		sh_errors_add(warns, "%s:%d: warning: exec allow %s lies under write rule %s "
+			      "(line %d): the tree may replace what it runs%s", qf, r->line, qp,
+			      w->path, w->line,
+			      r->pinned ? " (its exec is refused unless the content is pinned)"
+					: "; pin it by digest, or move it");
+}
+
 int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs,
 			 struct sh_errors *warns)
 {
@@ -54,8 +100,12 @@ int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs
 		for (size_t i = 0; warns && i < p->nrules; i++) {
 			const struct sh_rule *r = &p->rules[i];
 
-			if (r->kind != SH_EXEC_ALLOW || r->dir || access(r->key, F_OK) == 0)
+			if (r->kind != SH_EXEC_ALLOW)
 				continue;
+			if (r->dir || access(r->key, F_OK) == 0) {
+				check_exec_allow(p, r, warns);
+				continue;
+			}
 			sh_errors_add(warns, "%s:%d: warning: exec allow %s: no such file on this "
 				      "host (it allows nothing until it exists)",
 				      sh_policy_quote(qf, sizeof(qf), p->file), r->line,

@@ -8,6 +8,7 @@
  * would.
  */
 #define _GNU_SOURCE
+#include "digest.h"
 #include "policy_parse.h"
 #include "sharness.h"
 
@@ -216,15 +217,78 @@ static bool set_rule_key(struct pctx *c, struct sh_rule *r)
 	return true;
 }
 
-void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v)
+/*
+ * "PATH sha256:HEX": the digest at the end of an exec allow, split off v
+ * (cut at the blank before it) into d. 0 without one, 1 with one, -1
+ * (reported) if malformed or on another kind of rule.
+ */
+static int split_digest(struct pctx *c, enum sh_rule_kind kind, char *v,
+			uint8_t d[SH_DIGEST_LEN])
+{
+	char *sp = strrchr(v, ' '), *t = strrchr(v, '\t'), q[QBUF];
+
+	if (t > sp)
+		sp = t;
+	if (!sp || strncmp(sp + 1, "sha", 3) != 0 || !strchr(sp + 1, ':'))
+		return 0;
+	if (kind != SH_EXEC_ALLOW) {
+		sh_perr(c, c->line, "a digest pins only an [exec] allow rule: '%s'",
+			sh_policy_quote(q, sizeof(q), sp + 1));
+		return -1;
+	}
+	if (sh_digest_parse(sp + 1, d)) {
+		sh_perr(c, c->line, "bad digest '%s': want sha256: and 64 hex digits",
+			sh_policy_quote(q, sizeof(q), sp + 1));
+		return -1;
+	}
+	while (sp > v && (sp[-1] == ' ' || sp[-1] == '\t'))
+		sp--;
+	*sp = 0;
+	return 1;
+}
+
+/* Two spellings of one file (/bin/git, /usr/bin/git) are one rule key:
+ * an exec allow pinned otherwise than r is refused (reported), so that
+ * neither replaces the other in the rules map. */
+static bool pin_conflict(struct pctx *c, const struct sh_rule *r)
+{
+	char q[QBUF];
+
+	for (size_t i = 0; r->kind == SH_EXEC_ALLOW && i < c->p->nrules; i++) {
+		const struct sh_rule *o = &c->p->rules[i];
+
+		if (o->kind != r->kind || strcmp(o->key, r->key) ||
+		    (o->pinned == r->pinned &&
+		     (!r->pinned || !memcmp(o->digest, r->digest, SH_DIGEST_LEN))))
+			continue;
+		sh_perr(c, c->line, "conflicting digests for '%s': line %d names the same file",
+			sh_policy_quote(q, sizeof(q), r->path), o->line);
+		return true;
+	}
+	return false;
+}
+
+void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *value)
 {
 	struct sh_policy *p = c->p;
-	size_t len = strlen(v);
-	char q[QBUF];
+	uint8_t digest[SH_DIGEST_LEN];
+	char q[QBUF], v[LINE_BUF];
 	struct sh_rule *r;
+	size_t len;
+	int pinned;
 
+	snprintf(v, sizeof(v), "%s", value);
+	pinned = split_digest(c, kind, v, digest);
+	if (pinned < 0)
+		return;
+	len = strlen(v);
 	if (!check_abs_path(c, v))
 		return;
+	if (pinned && v[len - 1] == '/') {
+		sh_perr(c, c->line, "a digest pins a file, not a directory: '%s'",
+			sh_policy_quote(q, sizeof(q), v));
+		return;
+	}
 	if (len > SH_RULE_PATH_MAX) {
 		sh_perr(c, c->line, "path too long (%zu bytes, max %d): '%s'", len,
 			SH_RULE_PATH_MAX, sh_policy_quote(q, sizeof(q), v));
@@ -234,6 +298,12 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v)
 		r = &p->rules[i];
 		if (!sh_rule_same_trie(r->kind, kind) || strcmp(r->path, v) != 0)
 			continue;
+		if (r->kind == kind && (r->pinned != (pinned > 0) ||
+					(pinned && memcmp(r->digest, digest, SH_DIGEST_LEN)))) {
+			sh_perr(c, c->line, "conflicting digests for '%s': see line %d",
+				sh_policy_quote(q, sizeof(q), v), r->line);
+			return;
+		}
 		if (r->kind == kind)
 			return;   /* exact duplicate: keep the first */
 		sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line %d",
@@ -257,7 +327,10 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v)
 		c->rules_cap = cap;
 	}
 	r = &p->rules[p->nrules];
-	*r = (struct sh_rule){ .kind = kind, .dir = v[len - 1] == '/', .line = c->line };
+	*r = (struct sh_rule){ .kind = kind, .dir = v[len - 1] == '/', .line = c->line,
+			       .pinned = pinned > 0 };
+	if (pinned)
+		memcpy(r->digest, digest, SH_DIGEST_LEN);
 	r->path = strdup(v);
 	if (!r->path) {
 		sh_pctx_oom(c);
@@ -265,6 +338,11 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v)
 	}
 	if (!set_rule_key(c, r)) {
 		free(r->path);
+		return;
+	}
+	if (pin_conflict(c, r)) {
+		free(r->path);
+		free(r->key);
 		return;
 	}
 	p->nrules++;

@@ -74,6 +74,13 @@ static void configure_optional(struct sharness_bpf *skel)
 	bpf_program__set_autoload(skel->progs.sh_inode_set_acl, acl);
 	bpf_program__set_autoload(skel->progs.sh_inode_remove_acl,
 				  acl && btf_has_func(vmlinux, "bpf_lsm_inode_remove_acl"));
+	/* Pinned execs hashed in the kernel (sh_exec_pin): IMA's file hash
+	 * for sleepable programs. Without it sh_exec refuses a pinned file
+	 * the daemon has not hashed. */
+	bool ima = btf_has_func(vmlinux, "bpf_ima_file_hash");
+
+	bpf_program__set_autoload(skel->progs.sh_exec_pin, ima);
+	*(__u8 *)&skel->rodata->pin_hashing = ima;
 	/* Neither form known: leave both on, so that the load fails loudly. */
 	bpf_program__set_autoload(skel->progs.sh_inode_setattr, setattr != 3);
 	bpf_program__set_autoload(skel->progs.sh_inode_setattr_idmap, setattr != 2);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "digest.h"
 #include "names.h"
 #include "util.h"
 
@@ -71,6 +72,44 @@ static void log_suppressed(void *ctx, const struct sh_rl_slot *r)
 	sh_rec_emit_journaled(d);
 }
 
+/*
+ * A pinned exec refused: the file at the rule's path is hashed again (a
+ * package reinstalled, a file touched: another identity, the same
+ * content). Where the content is the rule's, its identity is entered and
+ * the next exec runs. The record gives the digest the rule pins and the
+ * one found, and says whether it was entered. Done for the records the
+ * rate limit admits: a tree refused in a loop is not hashed for each.
+ */
+static void digest_fields(struct sh_daemon *d, const struct sh_event *ev)
+{
+	char path[SH_EVENT_PATH_MAX], hex[SH_DIGEST_STR], why[160];
+	uint32_t n = ev->path_len < sizeof(path) ? ev->path_len : sizeof(path) - 1;
+	const struct sh_rule *r;
+	uint8_t found[SH_DIGEST_LEN];
+	bool not_entered = false;
+	int rc;
+
+	memcpy(path, ev->path, n);
+	path[n] = 0;
+	r = sh_enforcer_pinned_rule(d->enf, ev->slot, ev->policy, path);
+	if (r) {
+		sh_digest_format(r->digest, hex);
+		sh_rec_str(d, "expected", hex);
+	}
+	rc = sh_enforcer_repin(d->enf, ev->slot, ev->policy, path, found, why, sizeof(why),
+			       &not_entered);
+	if (rc >= 0) {
+		sh_digest_format(found, hex);
+		sh_rec_str(d, "found", hex);
+		if (not_entered)
+			sh_rec_str(d, "not_entered", why);
+	} else {
+		sh_rec_str(d, "found_error", why);
+	}
+	if (rc > 0)
+		sh_json_bool_field(&d->buf, "repinned", true);
+}
+
 int sh_rec_event(void *ctx, const struct sh_event *ev)
 {
 	struct sh_daemon *d = ctx;
@@ -97,9 +136,12 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",
 			 ev->hook, ev->action);
 	if (sh_rl_admit(&d->rl, ev)) {
-		sh_audit_format_event(&d->buf, ev,
-				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
-				      cg, run_id);
+		sh_audit_format_event_fields(&d->buf, ev,
+					     sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
+					     cg, run_id);
+		if (ev->reason == SH_WHY_DIGEST)
+			digest_fields(d, ev);
+		sh_json_end(&d->buf);
 		/* What a learning run was refused goes to its review too (the
 		 * same record, once: repeats are the rate limit's to count). */
 		if (run_id && sh_learning_of(d, run_id))

@@ -253,6 +253,7 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_json_uint_field(&b, "scratch_nested", c[SH_CNT_SCRATCH_NEST]);
 	sh_json_uint_field(&b, "scratch_leaked", c[SH_CNT_SCRATCH_LEAK]);
 	sh_json_uint_field(&b, "scratch_tree", c[SH_CNT_SCRATCH_TREE]);
+	sh_json_uint_field(&b, "pins_hashed", c[SH_CNT_PIN_HASHED]);
 	sh_json_uint_field(&b, "logged", d->events_logged);
 	sh_json_uint_field(&b, "suppressed", d->rl.suppressed_total);
 	sh_json_uint_field(&b, "log_write_errors", d->audit.write_errors);

@@ -15,6 +15,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "metrics.h"
 #include "reslimit.h"
 #include "util.h"
 
@@ -223,6 +224,7 @@ static void rec_argv(struct sh_daemon *d, int n, char **v, bool truncated)
  * the run-start record keeps. */
 int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 {
+	char dg[17];
 	char path[256], err[512];
 	const struct sh_policy *p;
 	struct sh_limits l, req = { 0 };
@@ -271,6 +273,8 @@ int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv)
 	sh_audit_begin_meta(&d->buf, "run-start");
 	sh_json_uint_field(&d->buf, "run", id);
 	sh_rec_str(d, "policy", p->name);
+	/* Which exact policy files held the run (as `status` says). */
+	sh_rec_str(d, "policy_digest", sh_metrics_digest(d, dg));
 	sh_rec_str(d, "cgroup", path);
 	rec_limits(d, pids, &l);
 	if (ceiling)

@@ -128,6 +128,8 @@ static int cmd_policy(int argc, char **argv)
 		}
 		return policy_check(argc - 2, argv + 2);
 	}
+	if (argc >= 2 && strcmp(argv[1], "pin") == 0)
+		return sh_ctl_policy_pin(argc - 2, argv + 2);
 	if (argc == 2 && strcmp(argv[1], "reload") == 0) {
 		const char *req[] = { "reload" };
 
@@ -258,6 +260,8 @@ static const struct ctl_cmd {
 	{ "probe", cmd_probe, "probe", "can this kernel enforce? (exit 0 yes, 3 no)" },
 	{ "policy", cmd_policy, "policy check FILE...|DIR",
 	  "validate policy files, no daemon needed (exit 1 on errors)" },
+	{ "policy", cmd_policy, "policy pin [--add] [--write] FILE...",
+	  "the digests of pinned exec allows now, against the file's (exit 1 on errors)" },
 	{ "policy", cmd_policy, "policy reload",
 	  "the daemon re-reads its policy directory atomically" },
 	{ "status", cmd_status, "status [--json|--prometheus]",

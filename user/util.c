@@ -421,3 +421,14 @@ void sh_keep_off_oom(void)
 		sh_log("cannot set its oom_score_adj to -1000: %s (the OOM killer may pick it)",
 		       strerror(-err));
 }
+
+int sh_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -87,4 +87,7 @@ int sh_parse_seconds_or_never(const char *s, long max, int *out);
 /* oom_score_adj -1000 for this process (a failure is logged). */
 void sh_keep_off_oom(void);
 
+/* The value of a hex digit (either case), or -1. */
+int sh_hex_digit(int c);
+
 #endif

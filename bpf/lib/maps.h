@@ -52,6 +52,55 @@ struct {
 	__type(value, __u32);               /* enum sh_rule_action */
 } rules SEC(".maps");
 
+/* Pinned executables: identities the daemon hashed (sharness.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_PINS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_pin_key);
+	__type(value, struct sh_pin);
+} exec_pins SEC(".maps");
+
+/* A pinned exec rule's pin by its key, and the digest a pin names. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_PINS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_rule_key);
+	__type(value, __u32);
+} pin_paths SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SH_MAX_PINS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sh_pin_digest_key);
+	__type(value, struct sh_pin_digest);
+} pin_digests SEC(".maps");
+
+/* sh_exec_pin's verdict on the file an exec is about to run, for sh_exec
+ * (bpf/exec.c): the pin whose digest the file's content has. */
+struct pin_verdict {
+	__u64 bprm;
+	__u64 file;
+	__u64 ino;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 pin;
+	__u64 size;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pin_verdict);
+} pin_verdicts SEC(".maps");
+
+/* Set by the loader where sh_exec_pin is loaded (the kernel can hash a
+ * file for a sleepable program): sh_exec then leaves pinned execs to it. */
+const volatile __u8 pin_hashing;
+
 /*
  * Directory markers: for each policy, every directory "P/" with a [file]
  * rule key below it (longer than "P/" and starting with it), keyed as the
@@ -200,6 +249,7 @@ struct scratch {
 	__u32 fold_pos;         /* walk_path: where that name's '/' is in walk */
 	struct fold_offs fo;    /* walk_step's field offsets for name_folds */
 	__u32 rule_why;         /* lookup_rule: the reason its deny gives */
+	__u32 rule_pin;         /* lookup_rule: an exec allow's pin (0: none) */
 	struct sh_event ev;
 	char walk[SH_EVENT_PATH_MAX + 256]; /* room for one name past the end */
 };

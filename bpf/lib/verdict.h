@@ -81,6 +81,7 @@ static __always_inline __u32 lookup_rule(struct scratch *s, const struct member 
 	__u32 *act;
 
 	s->rule_why = SH_WHY_RULE;
+	s->rule_pin = 0;
 	if (len <= 0)
 		return 0;
 	if (fold_refused(s, m, kind)) {
@@ -89,7 +90,10 @@ static __always_inline __u32 lookup_rule(struct scratch *s, const struct member 
 	}
 	act = bpf_map_lookup_elem(&rules, rule_key(s, m, kind,
 						   len > SH_PATH_KEY_MAX ? SH_PATH_KEY_MAX : (__u32)len));
-	return act ? *act : 0;
+	if (!act)
+		return 0;
+	s->rule_pin = *act >> SH_RULE_PIN_SHIFT;
+	return *act & SH_RULE_ACT_MASK;
 }
 
 /*

@@ -72,7 +72,7 @@ check "commands" "$(comp "$up" '')" "learn log policy probe run status tag unloa
 check "commands by prefix" "$(comp "$up" u)" "unload untag"
 check "global options" "$(comp "$up" --)" "--debug --help --pin-dir --socket --verbose --version"
 check "command after global options" "$(comp "$up" --verbose --socket /x st)" "status"
-check "policy subcommands" "$(comp "$up" policy '')" "--help check reload"
+check "policy subcommands" "$(comp "$up" policy '')" "--help check pin reload"
 check "policy check: .policy files and directories" \
 	"$(cd "$tmp/files" && comp "$up" policy check '')" "a.policy sub"
 check "status options" "$(comp "$up" status --)" "--help --json --prometheus"

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "compile.h"
+#include "digest.h"
 #include "policy.h"
 #include "sharness.h"
 
@@ -509,6 +511,80 @@ static void test_rule_keys(void **state)
 	assert_string_equal(p.rules[3].key, "/");
 	assert_int_equal(p.rules[3].keylen, 1);
 	sh_policy_free(&p);
+	sh_errors_free(&e);
+	remove_tree(dir);
+}
+
+/* Exec allows pinned by digest: parsed, shared pins for one digest in the
+ * compiled values, and every malformed or misplaced digest refused. */
+static void test_digests(void **state)
+{
+	static const char abc[] =
+		"sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+	char *dir = make_tmpdir(), path[PATH_MAX], buf[4 * PATH_MAX], hex[SH_DIGEST_STR];
+	struct sh_policy p;
+	struct sh_errors e = { 0 };
+	struct sh_compiled c;
+	struct sh_file_id id;
+	uint8_t d[SH_DIGEST_LEN];
+	uint32_t pins[3] = { 0 };
+
+	(void)state;
+	/* The digest of a file: SHA-256 of "abc", and its identity. */
+	write_file(dir, "abc", "abc");
+	snprintf(path, sizeof(path), "%s/abc", dir);
+	assert_int_equal(sh_digest_file(path, 0, 0, d, &id, buf, sizeof(buf)), 0);
+	sh_digest_format(d, hex);
+	assert_string_equal(hex, abc);
+	assert_int_equal(id.size, 3);
+	assert_true(id.dev != 0 && id.ino != 0);
+	assert_int_equal(sh_digest_file(dir, 0, 0, d, NULL, buf, sizeof(buf)), -EINVAL);
+	assert_string_equal(buf, "not a regular file");
+	assert_int_equal(sh_digest_parse("sha256:00", d), -EINVAL);
+	assert_int_equal(sh_digest_parse("sha1:ba7816bf", d), -EINVAL);
+
+	snprintf(buf, sizeof(buf), "[policy]\nname = d\n[exec]\nallow = /usr/bin/a %s\n"
+		 "allow = /usr/bin/b   %s   # the same\nallow = /usr/bin/c sha256:%064d\n"
+		 "allow = /usr/bin/e\n", abc, abc, 0);
+	write_file(dir, "d.policy", buf);
+	snprintf(path, sizeof(path), "%s/d.policy", dir);
+	assert_int_equal(sh_policy_parse_file(path, &p, &e), 0);
+	assert_int_equal(p.nrules, 4);
+	assert_string_equal(p.rules[0].path, "/usr/bin/a");
+	assert_string_equal(p.rules[1].path, "/usr/bin/b");
+	assert_true(p.rules[0].pinned && p.rules[1].pinned && p.rules[2].pinned);
+	assert_false(p.rules[3].pinned);
+	sh_digest_format(p.rules[1].digest, hex);
+	assert_string_equal(hex, abc);
+	assert_int_equal(sh_compile_rules(&p, 1, 3, &c, &e), 0);
+	for (size_t i = 0; i < c.n; i++)
+		for (int r = 0; r < 3; r++)
+			if (c.rules[i].rule == &p.rules[r])
+				pins[r] = c.rules[i].act;
+	assert_int_equal(pins[0], SH_ACT_ALLOW | 1u << SH_RULE_PIN_SHIFT);
+	assert_int_equal(pins[1], SH_ACT_ALLOW | 1u << SH_RULE_PIN_SHIFT);
+	assert_int_equal(pins[2], SH_ACT_ALLOW | 3u << SH_RULE_PIN_SHIFT);
+	assert_int_equal(sh_compile_pin(&p, &p.rules[3]), 0);
+	sh_compile_free(&c);
+	sh_policy_free(&p);
+
+	snprintf(buf, sizeof(buf), "[policy]\nname = d\n[exec]\nallow = /usr/bin/a sha256:12\n"
+		 "allow = /usr/bin/ %s\ndeny = /usr/bin/f %s\nallow = /usr/bin/g sha512:ab\n"
+		 "allow = /usr/bin/a %s\nallow = /usr/bin/h %s\nallow = /usr/bin/h\n"
+		 "allow = /usr/bin/true %s\nallow = /bin/true\n",
+		 abc, abc, abc, abc, abc);
+	write_file(dir, "d.policy", buf);
+	assert_int_equal(sh_policy_parse_file(path, &p, &e), -EINVAL);
+	assert_int_equal(e.n, access("/bin", F_OK) == 0 && realpath("/bin/true", buf) &&
+				 !strcmp(buf, "/usr/bin/true") ? 6 : 5);
+	assert_non_null(strstr(e.msgs[0], ":4: bad digest 'sha256:12'"));
+	assert_non_null(strstr(e.msgs[1], ":5: a digest pins a file, not a directory"));
+	assert_non_null(strstr(e.msgs[2], ":6: a digest pins only an [exec] allow rule"));
+	assert_non_null(strstr(e.msgs[3], ":7: bad digest 'sha512:ab'"));
+	assert_non_null(strstr(e.msgs[4], ":10: conflicting digests for '/usr/bin/h'"));
+	if (e.n == 6)   /* a merged /usr: /bin/true is /usr/bin/true */
+		assert_non_null(strstr(e.msgs[5], ":12: conflicting digests for '/bin/true': "
+					"line 11 names the same file"));
 	sh_errors_free(&e);
 	remove_tree(dir);
 }
@@ -1226,6 +1302,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_control_character),
 		cmocka_unit_test(test_rule_path_max),
 		cmocka_unit_test(test_rule_keys),
+		cmocka_unit_test(test_digests),
 		cmocka_unit_test(test_rule_key_too_long),
 		cmocka_unit_test(test_rule_kind_table),
 		cmocka_unit_test(test_scalar_values),

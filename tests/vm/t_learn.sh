@@ -64,6 +64,8 @@ check "tc: the build ran while learning" "$(cat "$W/c/out.txt" 2>/dev/null)" 42
 pol=$(cat "$SH_TMP/policies/tc.policy")
 check_match "tc: gcc's cc1 is allowed by its resolved file" "$pol" $'\nallow = /usr/lib/gcc/x86_64-linux-gnu/[0-9]+/cc1 '
 check_match "tc: the assembler is allowed by its resolved file" "$pol" $'\nallow = /usr/bin/x86_64-linux-gnu-as '
+check_match "tc: pinned by the digest it has" "$pol" \
+	$'\nallow = /usr/bin/x86_64-linux-gnu-as sha256:'"$(sha256sum /usr/bin/x86_64-linux-gnu-as | cut -d' ' -f1) "
 check_match "tc: the work directory is one rule" "$pol" $'\nwrite = '"$W/c/ "
 check_match "tc: gcc's temporary files are /tmp/" "$pol" $'\nwrite = /tmp/ '
 check_match "tc: libraries are folded into a lib directory" "$pol" $'\nlib = /usr/lib/x86_64-linux-gnu/ '
@@ -76,7 +78,7 @@ check_match "tc: log -o cat: the same line without its time" \
 make -s -C "$W/c" clean
 enforce tc "$W/c" make
 check "tc: the same build under the learned policy: same status" "$RC" 0
-check "tc: with no denial" "$DENIALS" "0/0"
+check "tc: with no denial (every exec pinned)" "$DENIALS" "0/0"
 check "tc: and the same result" "$(cat "$W/c/out.txt")" 42
 make -s -C "$W/c" clean
 printf '\tpython3 -c "print(1)"\n' >>"$W/c/Makefile"

@@ -173,10 +173,10 @@ setpriv --bounding-set="-all,$caps" "$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/
 	--audit-log "$AUDIT" --socket "$SOCK" --pin-dir "$PIN" 2>>"$SH_TMP/daemon.err"
 check "with only the unit's capabilities ($caps): sharnessd starts" "$?" 0
 DAEMON_PID=$($CTL status --json | jq -r .pid)
-# CAP_BPF 39, CAP_PERFMON 38, CAP_MAC_ADMIN 33, CAP_SYS_RESOURCE 24,
-# CAP_SYS_ADMIN 21, CAP_DAC_READ_SEARCH 2.
+# CAP_BPF 39, CAP_PERFMON 38, CAP_MAC_ADMIN 33, CAP_LEASE 28,
+# CAP_SYS_RESOURCE 24, CAP_SYS_ADMIN 21, CAP_DAC_READ_SEARCH 2.
 check "its capabilities are the unit's bounding set" \
-	"$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/$DAEMON_PID/status)" 000000c201200004
+	"$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/$DAEMON_PID/status)" 000000c211200004
 try_in_tree top exec /usr/bin/id
 check "with only the unit's capabilities: a tree is held" "$OUT" "err EPERM"
 run_in_tree top /usr/bin/bash -c true

@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Exec allows pinned by digest (`allow = PATH sha256:HEX`): the file the
+# daemon hashed runs; a file replaced or written at that path (by the tree,
+# by an outsider between runs), renamed or linked onto it, or open for
+# writing, is refused with `digest mismatch`, the expected and found
+# digests in the record; a file put back with the pinned content (a
+# rebuild) is hashed by the kernel at its exec and runs; mapped as code,
+# the daemon hashes it again after a refusal. `policy check` warns about an allowed binary under a
+# write rule, `policy pin` shows and writes what changed, and the
+# run-start record names the policy digest.
+. "$(dirname "$0")/lib.sh"
+
+WALL=$SH_BUILD/tests/vm/wall
+W=$SH_TMP/w
+EXT=$SH_TMP/ext
+mkdir -p "$W" "$EXT"
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+HT=$(sha /usr/bin/true) HF=$(sha /usr/bin/false) HI=$(sha /usr/bin/id)
+for f in tool copy held; do cp /usr/bin/true "$W/$f"; done
+cp /usr/bin/true "$EXT/bin"
+cp /usr/bin/id "$W/evil" && cp /usr/bin/id "$W/evil2"
+POL=$SH_TMP/policies/tdig.policy
+cat >"$POL" <<P
+[policy]
+name = tdig
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/cp
+allow = $SH_BUILD/tests/vm/
+allow = /usr/bin/true sha256:$HT
+allow = $W/tool sha256:$HT
+allow = $W/copy sha256:$HT
+allow = $W/held sha256:$HT
+allow = $W/lnk sha256:$HT
+allow = $EXT/bin sha256:$HT
+[file]
+write = $W/
+P
+start_daemon || { fail "daemon starts"; exit 1; }
+pass "daemon starts"
+
+# expect_digest NAME PATH FOUND: the refusal of PATH that found the digest
+# FOUND says so, with the rule's digest.
+expect_digest() {
+	local ev f=".op == \"exec\" and .target == \"$2\" and .found == \"sha256:$3\""
+	audit_wait "$f" >/dev/null
+	ev=$(audit_last "$f")
+	ev_fields "$ev"
+	check "$1: record (deny, errno 1, digest mismatch, expected and found)" \
+		"${F[action]-} ${F[errno]-} ${F[reason]-} ${F[expected]-} ${F[found]-}" \
+		"deny 1 digest mismatch sha256:$HT sha256:$3"
+}
+
+c0=$(counter deny_exec)
+try_in_tree tdig exec /usr/bin/true
+check "a pinned system binary runs" "$RC $OUT" "0 "
+try_in_tree tdig exec "$W/tool"
+check "a pinned copy in the work dir runs" "$RC $OUT" "0 "
+try_in_tree tdig exec "$W/copy"
+check "another pinned path with the same content runs" "$RC $OUT" "0 "
+
+# The tree may write in its work dir, but not into a pinned file (code a
+# process mapped from it would change); it replaces the file instead.
+f0=$(counter deny_file)
+try_in_tree tdig open "$W/tool" w
+check "the tree opens its pinned tool for writing: refused" "$OUT" "err EPERM"
+check "  ... recorded" \
+	"$(audit_wait ".op == \"open\" and .target == \"$W/tool\" and .reason == \"pinned executable\"")" 1
+check "  ... counted" "$(counter deny_file)" "$((f0 + 1))"
+try_in_tree tdig open "$W/evil" w
+check "twin: a file of the work dir that is not pinned opens for writing" "$OUT" ok
+cp /usr/bin/false "$W/new"
+run_in_tree tdig /usr/bin/bash -c "$TRY rename $W/new $W/tool && $TRY exec $W/tool"
+check "the tree renames other content onto its pinned tool, runs it: refused" \
+	"$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok err EPERM "
+expect_digest "replaced by the tree" "$W/tool" "$HF"
+check "  ... the record was not repinned" "${F[repinned]-none}" none
+run_outside "$W/tool"
+check "outside: the replaced file runs (it is false now)" "$RC" 1
+
+# An outsider swaps a binary between runs (the tree cannot write there).
+cp /usr/bin/false "$EXT/bin"
+try_in_tree tdig exec "$EXT/bin"
+check "an outsider replaced a pinned binary: refused" "$OUT" "err EPERM"
+expect_digest "replaced by an outsider" "$EXT/bin" "$HF"
+# Put back with the pinned content (a new ctime, as a rebuild would): the
+# kernel hashes it at the exec, finds the pinned digest and runs it.
+h0=$(counter pins_hashed)
+cp /usr/bin/true "$EXT/bin"
+try_in_tree tdig exec "$EXT/bin"
+check "put back with the pinned content: it runs (hashed at the exec)" "$RC $OUT" "0 "
+check "  ... the kernel counted the hash" "$(counter pins_hashed)" "$((h0 + 1))"
+try_in_tree tdig exec "$EXT/bin"
+check "  ... the next exec runs too, hashed again (the kernel enters nothing)" \
+	"$RC $OUT $(counter pins_hashed)" "0  $((h0 + 2))"
+# Mapped as code, a changed identity is not hashed in the kernel: the
+# refusal makes the daemon hash it again, and the next mapping holds.
+fresh=".hook == \"mmap\" and .target == \"$EXT/bin\" and .not_entered == \"changed within the last 2 s\""
+n0=$(audit_count "$fresh")
+chmod 0755 "$EXT/bin"
+run_in_tree tdig "$WALL" mmap-exec "$EXT/bin" 1
+check "a pinned file touched (chmod) a moment ago, mapped as code: refused" "$OUT" "err EPERM"
+check "  ... found as pinned, not entered yet: changed within the last 2 s" \
+	"$(audit_wait "$fresh" $((n0 + 1)))" $((n0 + 1))
+# The daemon trusts a ctime only once its clock tick is surely over.
+settled() { (( $(date +%s) - $(stat -c %Z "$1") >= 3 )); }
+wait_until settled "$EXT/bin"
+run_in_tree tdig "$WALL" mmap-exec "$EXT/bin" 1
+check "  ... later, refused again" "$OUT" "err EPERM"
+audit_wait ".hook == \"mmap\" and .target == \"$EXT/bin\" and .repinned == true" >/dev/null
+ev_fields "$(audit_last ".hook == \"mmap\" and .target == \"$EXT/bin\"")"
+check "  ... the daemon hashed it again and entered it" "${F[reason]-} ${F[found]-} ${F[repinned]-}" \
+	"digest mismatch sha256:$HT true"
+run_in_tree tdig "$WALL" mmap-exec "$EXT/bin" 1
+check "  ... the next mapping holds" "$OUT" ok
+
+# Another binary renamed or linked onto a pinned name.
+try_in_tree tdig rename "$W/evil" "$W/copy"
+check "twin: the tree may rename in its work dir" "$OUT" ok
+try_in_tree tdig exec "$W/copy"
+check "another binary renamed onto a pinned name: refused" "$OUT" "err EPERM"
+expect_digest "renamed onto" "$W/copy" "$HI"
+try_in_tree tdig link "$W/evil2" "$W/lnk"
+check "twin: the tree may link in its work dir" "$OUT" ok
+try_in_tree tdig exec "$W/lnk"
+check "another binary linked onto a pinned name (none at apply): refused" "$OUT" "err EPERM"
+expect_digest "linked onto" "$W/lnk" "$HI"
+
+# A writer open: a page it dirtied could change without a new ctime. The
+# kernel refuses the exec itself (ETXTBSY); a mapping as code is ours.
+exec 7>>"$W/held"
+try_in_tree tdig exec "$W/held"
+check "a pinned file open for writing by an outsider: its exec refused (ETXTBSY)" "$OUT" \
+	"err ETXTBSY"
+run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
+check "  ... mapped as code while open for writing: refused" "$OUT" "err EPERM"
+check "  ... recorded" \
+	"$(audit_wait ".hook == \"mmap\" and .target == \"$W/held\" and .reason == \"digest mismatch\"")" 1
+exec 7>&-
+try_in_tree tdig exec "$W/held"
+check "  ... once closed, it runs" "$RC $OUT" "0 "
+check "kernel counter deny_exec: one per refusal" "$(( $(counter deny_exec) - c0 ))" 4
+
+# Mapped as code: judged as the exec is.
+run_in_tree tdig "$WALL" mmap-exec "$W/tool" 1
+check "the overwritten file mapped as code: refused" "$OUT" "err EPERM"
+check "  ... recorded" \
+	"$(audit_wait ".hook == \"mmap\" and .target == \"$W/tool\" and .reason == \"digest mismatch\"")" 1
+run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
+check "twin: the pinned file that holds mapped as code" "$OUT" ok
+
+# policy check and policy pin.
+out=$($SH_BUILD/sharnessctl policy check "$POL" 2>&1)
+check_match "policy check: an allowed binary under a write rule" "$out" \
+	"tdig.policy:[0-9]+: warning: exec allow $W/tool lies under write rule $W/"
+out=$($SH_BUILD/sharnessctl policy pin "$POL")
+check_match "policy pin shows what changed" "$out" "$W/tool: changed: sha256:$HT -> sha256:$HF"
+check_match "  ... and what did not" "$out" "$EXT/bin: unchanged"
+check "  ... the file is not written without --write" "$(grep -c "sha256:$HF" "$POL")" 0
+$SH_BUILD/sharnessctl policy pin --write "$POL" >/dev/null
+check "policy pin --write puts the new digest in" "$(grep -c "^allow = $W/tool sha256:$HF\$" "$POL")" 1
+$CTL policy reload >/dev/null
+try_in_tree tdig exec "$W/tool"
+check "after the reload, the tool as it is now runs" "$RC" 1
+
+ev=$(jq -c 'select(.event == "run-start" and .policy == "tdig")' "$AUDIT" | tail -n 1)
+check_match "run-start names the policy digest" "$(jq -r .policy_digest <<<"$ev")" '^[0-9a-f]{16}$'
+check_log_valid
+stop_daemon
