@@ -135,16 +135,17 @@ FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Iinclude -Iuser -I$(BUILD) $(WARN)
 FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
-		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c user/util.c
+		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c user/util.c \
+		     user/digest.c
 FUZZ_SRCS_control := user/control.c user/util.c
-FUZZ_SRCS_json    := user/json.c
+FUZZ_SRCS_json    := user/json.c user/util.c
 
 $(BUILD)/fuzz:
 	$(Q)mkdir -p $@
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c user/*.h user/*.c $(BUILD)/version.h | $(BUILD)/fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) $(shell $(PKG_CONFIG) --libs inih) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) $(shell $(PKG_CONFIG) --libs inih libcrypto) -o $@
 
 # The targets run side by side (make test: -j3 on two cores, so each
 # gets two thirds of a core for FUZZ_SECONDS: 30 s of wall clock for the
