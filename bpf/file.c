@@ -94,6 +94,32 @@ static __always_inline bool made_unhashed(struct file *file, struct dentry *dent
  * change. use_d_path: the hook may call bpf_d_path (file_open); elsewhere
  * the path comes from walk_path.
  */
+/*
+ * A file the daemon pinned (its identity in exec_pins) is not written by
+ * the tree, whatever the write rules, however it got the descriptor
+ * (opened, received, locked): a process that mapped it as code would run
+ * what is written into it, and a page dirtied through a writable mapping
+ * can change again without a new ctime.
+ */
+static __always_inline bool pinned_file(const struct member *m, struct inode *inode)
+{
+	struct sh_pin_key k;
+
+	pin_key(m, inode, &k);
+	return bpf_map_lookup_elem(&exec_pins, &k) != NULL;
+}
+
+static __always_inline int refuse_pinned(struct member *m, const struct refusal *w,
+					 struct file *file, bool use_d_path)
+{
+	struct scratch *s = get_scratch(m);
+
+	if (!s)
+		return no_scratch(m, w);
+	return report(m, s, w, SH_WHY_PINNED,
+		      name_file(s, file, file->f_path.dentry, file->f_path.mnt, use_d_path));
+}
+
 static __always_inline int __judge_open(struct member *m, struct file *file, __u32 op,
 					__u32 fflags, bool write, bool use_d_path)
 {
@@ -105,12 +131,13 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk, dis;
 	__u32 act, mode, knob = 0;
 	struct scratch *s;
-	long len;
-	int err;
+	long len, err;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
+	if (write && (m->flags & SH_PF_EXEC_PINS) && pinned_file(m, file->f_inode))
+		return refuse_pinned(m, &w, file, use_d_path);
 	/* The host's POSIX message queues (mq_open): see ipc_permission. */
 	if (host_mqueue(dentry->d_sb)) {
 		w.hook = SH_HOOK_IPC;
@@ -186,34 +213,6 @@ static __always_inline int judge_open(struct member *m, struct file *file, __u32
 	return released(m, __judge_open(m, file, op, fflags, write, use_d_path));
 }
 
-/*
- * A file the daemon pinned (its identity in exec_pins) is not opened for
- * writing by the tree, whatever the write rules: a process that mapped it
- * as code would run what is written into it, and a page dirtied through a
- * writable mapping can change again without a new ctime.
- */
-static __always_inline bool pinned_file(const struct member *m, struct inode *inode)
-{
-	struct sh_pin_key k;
-
-	pin_key(m, inode, &k);
-	return bpf_map_lookup_elem(&exec_pins, &k) != NULL;
-}
-
-static __always_inline int refuse_pinned_write(struct member *m, struct file *file,
-					       __u32 fflags)
-{
-	const struct refusal w = { .hook = SH_HOOK_FILE, .op = SH_OP_OPEN, .op_flags = fflags,
-				   .flags = SH_EVF_WRITE };
-	struct scratch *s = get_scratch(m);
-
-	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
-	if (!s)
-		return no_scratch(m, &w);
-	return released(m, report(m, s, &w, SH_WHY_PINNED,
-				  name_path(s, file->f_path.dentry, file->f_path.mnt)));
-}
-
 SEC("lsm/file_open")
 int BPF_PROG(sh_file_open, struct file *file, int ret)
 {
@@ -227,8 +226,6 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 		return 0;
 	fflags = file->f_flags;
 	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);
-	if (write && (m.flags & SH_PF_EXEC_PINS) && pinned_file(&m, file->f_inode))
-		return refuse_pinned_write(&m, file, fflags);
 	return judge_open(&m, file, SH_OP_OPEN, fflags, write, true);
 }
 

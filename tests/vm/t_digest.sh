@@ -67,9 +67,25 @@ try_in_tree tdig open "$W/tool" w
 check "the tree opens its pinned tool for writing: refused" "$OUT" "err EPERM"
 check "  ... recorded" \
 	"$(audit_wait ".op == \"open\" and .target == \"$W/tool\" and .reason == \"pinned executable\"")" 1
-check "  ... counted" "$(counter deny_file)" "$((f0 + 1))"
 try_in_tree tdig open "$W/evil" w
 check "twin: a file of the work dir that is not pinned opens for writing" "$OUT" ok
+# Nor through a writable descriptor an outsider passes in (SCM_RIGHTS).
+ESC=$SH_BUILD/tests/vm/escape
+echo plain >"$W/plain"
+"$ESC" serve-fd "$SH_TMP/pinned.sock" "$W/tool" w >"$SH_TMP/serve.pinned" 2>&1 &
+SP1=$!
+"$ESC" serve-fd "$SH_TMP/plain.sock" "$W/plain" w >"$SH_TMP/serve.plain" 2>&1 &
+SP2=$!
+servers_ready() { [ "$(cat "$SH_TMP"/serve.* | grep -c '^ready$')" -eq 2 ]; }
+wait_until servers_ready
+run_in_tree tdig "$ESC" recv-fd "$SH_TMP/pinned.sock"
+check "a writable descriptor of the pinned tool passed in: it does not arrive" "$OUT" "err NOFD"
+check "  ... recorded" \
+	"$(audit_wait ".op == \"receive\" and .target == \"$W/tool\" and .reason == \"pinned executable\"")" 1
+run_in_tree tdig "$ESC" recv-fd "$SH_TMP/plain.sock"
+check "twin: a writable descriptor of a file that is not pinned arrives" "$OUT" ok
+kill $SP1 $SP2 2>/dev/null; wait $SP1 $SP2 2>/dev/null
+check "kernel counter deny_file: the open and the descriptor" "$(counter deny_file)" "$((f0 + 2))"
 cp /usr/bin/false "$W/new"
 run_in_tree tdig /usr/bin/bash -c "$TRY rename $W/new $W/tool && $TRY exec $W/tool"
 check "the tree renames other content onto its pinned tool, runs it: refused" \
