@@ -39,8 +39,13 @@ wait_until() {
 	done
 }
 
-pass() { echo "PASS $T: $1" | tee -a "$SH_RESULTS"; }
-fail() { echo "FAIL $T: $1${2:+ -- $2}" | tee -a "$SH_RESULTS"; }
+# The console line carries the seconds since the file began (where a
+# file's time goes); the results line is the check alone.
+pass() { echo "PASS $T: $1" >>"$SH_RESULTS"; echo "PASS $T: $1 [${SECONDS}s]"; }
+fail() {
+	echo "FAIL $T: $1${2:+ -- $2}" >>"$SH_RESULTS"
+	echo "FAIL $T: $1${2:+ -- $2} [${SECONDS}s]"
+}
 
 # check NAME GOT WANT
 check() {
