@@ -266,12 +266,21 @@ zero_counters() {
 # tagged by hand), everything is unloaded, in the foreground: the next
 # file's daemon uses the same pins.
 hand_over() {
+	local why=
 	HANDED_OVER=1
-	if [ -n "$DAEMON_PID" ] && [ -z "${SH_DAEMON:-}" ] && rm -f "$SH_TMP"/policies/*.policy &&
-		$CTL policy reload >/dev/null 2>&1 && [ "$(counter tagged)" = 0 ]; then
+	if [ -z "$DAEMON_PID" ] || [ -n "${SH_DAEMON:-}" ]; then
+		why="no daemon of this build running"
+	elif ! rm -f "$SH_TMP"/policies/*.policy || ! $CTL policy reload >/dev/null 2>&1; then
+		why="the empty reload failed"
+	elif [ "$(counter tagged)" != 0 ]; then
+		why="$(counter tagged) cgroups still tagged"
+	else
 		stop_daemon
 		zero_counters && return 0
+		why="the counts could not be set back"
 	fi
+	# Said on the console: the next file loads the programs (seconds).
+	echo "== $T: not handed over ($why): everything unloaded"
 	[ -n "$DAEMON_PID" ] && $CTL unload --force >/dev/null 2>&1 && wait_until gone "$DAEMON_PID"
 	DAEMON_PID=
 	"$SH_BUILD/sharnessd" --unload --force --pin-dir "$PIN" --socket "$SOCK" \

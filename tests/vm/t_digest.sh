@@ -183,4 +183,3 @@ check "after the reload, the tool as it is now runs" "$RC" 1
 ev=$(jq -c 'select(.event == "run-start" and .policy == "tdig")' "$AUDIT" | tail -n 1)
 check_match "run-start names the policy digest" "$(jq -r .policy_digest <<<"$ev")" '^[0-9a-f]{16}$'
 check_log_valid
-stop_daemon

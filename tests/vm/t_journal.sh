@@ -331,7 +331,8 @@ check "under systemd, no option: on" "$r" 0
 	{ $CTL status --json | jq -c '{journal,journal_sent,journal_errors}'; ls -la "$JDIR"; ps aux | grep '[j]r.py';
 	  jq -c 'select(.event=="violation") | .target' "$AUDIT" | tail -n 3; tail -n 5 "$SH_TMP/daemon.err"; } >&2
 
-stop_daemon TERM
+# The daemon stays for the hand-over (lib.sh cleanup): the next file
+# resumes its programs.
 kill "$JPID"
 wait "$JPID" 2>/dev/null
 rm -f "$JSOCK"

@@ -116,12 +116,18 @@ check "unload refused while a run is tagged" "$?" 1
 check_match "unload says why" "$(cat "$F/unload.err")" "tagged"
 check "refused unload left enforcement on" "$(ask /usr/bin/id)" "err EPERM"
 
+# --force unloads with the run tagged: unload returns once the daemon is
+# gone, and the run goes on, free. (The packaged sharnessctl's unload with
+# nothing tagged: t_package.)
+pid=$DAEMON_PID
+$CTL unload --force
+check "unload --force with a run tagged" "$?" 0
+check "unload returned after the daemon exited" "$(gone "$pid" && echo gone)" gone
+DAEMON_PID=
+check "after unload the programs are detached: the run's exec runs" "$(ask /usr/bin/id)" 0
 echo quit >"$F/cmd"
 wait $runpid
 check "the run ended normally" "$?" 0
-$CTL unload
-check "unload with nothing tagged" "$?" 0
-wait_daemon_exit
 not_enforcing() { $CTL status >/dev/null 2>&1; [ $? -eq 3 ]; }
 wait_until not_enforcing
 out=$($CTL status)
@@ -130,7 +136,8 @@ check_match "after unload: NOT enforcing" "$out" "NOT enforcing"
 check "after unload: nothing pinned" "$(ls "$PIN" 2>/dev/null | wc -l)" 0
 
 # sharnessd --unload, for pins left by a dead daemon, refuses while tagged.
-start_daemon || { fail "daemon starts again"; exit 1; }
+start_daemon || { fail "a new sharnessd starts right after unload"; exit 1; }
+pass "a new sharnessd starts right after unload"
 mkdir -p /sys/fs/cgroup/t_pinned
 $CTL tag /sys/fs/cgroup/t_pinned tpin
 stop_daemon KILL
