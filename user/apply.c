@@ -64,9 +64,14 @@ _Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net
 	       "slot at byte 4 of every trie key");
 _Static_assert(sizeof(struct sh_net_key) <= sizeof(struct sh_rule_key), "key buffer size");
 
-/* Delete every key of one slot from a trie keyed as above: collected in
- * one walk, then deleted (a walk that deletes as it goes restarts). */
-static int clear_slot_rules(int fd, unsigned slot)
+_Static_assert(offsetof(struct sh_rule_key, policy) == 6 && offsetof(struct sh_net_key, policy) == 6 &&
+	       offsetof(struct sh_name_key, policy) == 6 && offsetof(struct sh_pin_key, policy) == 6 &&
+	       offsetof(struct sh_pin_digest_key, policy) == 6, "policy at bytes 6-7 of every trie key");
+
+/* Delete every key of one slot (and, policy >= 0, of that policy only)
+ * from a trie keyed as above: collected in one walk, then deleted (a walk
+ * that deletes as it goes restarts). */
+int sh_clear_keys(int fd, unsigned slot, int policy)
 {
 	typedef union {
 		struct sh_rule_key r;
@@ -74,7 +79,7 @@ static int clear_slot_rules(int fd, unsigned slot)
 		struct sh_name_key m;
 		struct sh_pin_key p;
 		struct sh_pin_digest_key g;
-		uint8_t b[4 + 1];
+		uint8_t b[8];
 	} key_t;
 	key_t key, last, *all = NULL;
 	size_t n = 0, cap = 0;
@@ -82,7 +87,7 @@ static int clear_slot_rules(int fd, unsigned slot)
 
 	for (void *prev = NULL; bpf_map_get_next_key(fd, prev, &key) == 0; prev = &last) {
 		last = key;
-		if (key.b[4] != slot)
+		if (key.b[4] != slot || (policy >= 0 && (key.b[6] | key.b[7] << 8) != policy))
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? 2 * cap : 64;
@@ -102,6 +107,11 @@ static int clear_slot_rules(int fd, unsigned slot)
 			err = -errno;
 	free(all);
 	return err;
+}
+
+static int clear_slot(int fd, unsigned slot)
+{
+	return sh_clear_keys(fd, slot, -1);
 }
 
 /* Writes policy p's [net] rules, as policy `id` of `slot`, into net_rules. */
@@ -209,7 +219,7 @@ static int write_policy_rules(int fd, const int dirs_fd[2], unsigned slot, unsig
 	return err;
 }
 
-static void bump_gen(struct sh_enforcer *e)
+void sh_bump_gen(struct sh_enforcer *e)
 {
 	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
 }
@@ -296,48 +306,66 @@ static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
 	return 0;
 }
 
-/* Fills slot ns (not in force) with the rules and policy table of set. */
-static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
-		     struct sh_errors *errs)
+/* Writes policy p's rules, [net] rules and pins as policy id of slot;
+ * *dirs says whether all its directory markers are there. */
+int sh_write_policy(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
+		    bool *dirs, struct sh_errors *errs)
 {
-	int rules_fd = bpf_map__fd(e->skel->maps.rules);
-	int pol_fd = bpf_map__fd(e->skel->maps.policies);
-	int net_fd = bpf_map__fd(e->skel->maps.net_rules);
 	int pins_fd[3] = { bpf_map__fd(e->skel->maps.exec_pins),
 			   bpf_map__fd(e->skel->maps.pin_paths),
 			   bpf_map__fd(e->skel->maps.pin_digests) };
 	int dirs_fd[2] = { bpf_map__fd(e->skel->maps.dir_marks),
 			   bpf_map__fd(e->skel->maps.dir_names) };
+	int err = write_policy_rules(bpf_map__fd(e->skel->maps.rules), dirs_fd, slot, id, p, dirs,
+				     errs);
+
+	if (!err)
+		err = write_net_rules(bpf_map__fd(e->skel->maps.net_rules), slot, id, p, errs);
+	if (!err)
+		err = sh_enforcer_write_pins(pins_fd, slot, id, p, errs);
+	return err;
+}
+
+/* The policy table's entry for policy id of slot: p's flags and
+ * capabilities, or (p NULL) none. */
+int sh_write_conf(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
+		  bool dirs, struct sh_errors *errs)
+{
+	struct sh_policy_conf conf = {};
+	uint32_t idx = slot * SH_MAX_POLICIES + id;
+
+	if (p) {
+		/* SH_PF_MARKS: its markers are written, so the programs may
+		 * memoize its directories; SH_PF_FOLD: its fold markers too,
+		 * so a name compared without case is refused only below one. */
+		conf.flags = sh_compile_flags(p) | (dirs ? SH_PF_MARKS | SH_PF_FOLD : 0);
+		conf.caps = p->caps_allow;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.policies), &idx, &conf, BPF_ANY)) {
+		int err = -errno;
+
+		sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Fills slot ns (not in force) with the rules and policy table of set. */
+static int fill_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		     struct sh_errors *errs)
+{
 	bool dirs[SH_MAX_POLICIES] = { false };
 	int err;
 
 	for (size_t i = 0; i < set->n; i++) {
-		err = write_policy_rules(rules_fd, dirs_fd, ns, i, &set->pols[i], &dirs[i], errs);
-		if (!err)
-			err = write_net_rules(net_fd, ns, i, &set->pols[i], errs);
-		if (!err)
-			err = sh_enforcer_write_pins(pins_fd, ns, i, &set->pols[i], errs);
+		err = sh_write_policy(e, ns, i, &set->pols[i], &dirs[i], errs);
 		if (err)
 			return err;
 	}
 	for (uint32_t i = 0; i < SH_MAX_POLICIES; i++) {
-		struct sh_policy_conf conf = {};
-		uint32_t idx = ns * SH_MAX_POLICIES + i;
-
-		if (i < set->n) {
-			/* SH_PF_MARKS: its markers are written (above), so the
-			 * programs may memoize its directories; SH_PF_FOLD: its
-			 * fold markers too, so a name compared without case is
-			 * refused only below one. */
-			conf.flags = sh_compile_flags(&set->pols[i]) |
-				     (dirs[i] ? SH_PF_MARKS | SH_PF_FOLD : 0);
-			conf.caps = set->pols[i].caps_allow;
-		}
-		if (bpf_map_update_elem(pol_fd, &idx, &conf, BPF_ANY)) {
-			err = -errno;
-			sh_errors_add(errs, "cannot write policy table: %s", strerror(-err));
+		err = sh_write_conf(e, ns, i, i < set->n ? &set->pols[i] : NULL, dirs[i], errs);
+		if (err)
 			return err;
-		}
 	}
 	return 0;
 }
@@ -420,12 +448,13 @@ static void switch_slot(struct sh_enforcer *e, unsigned ns, struct sh_policy_set
 	if (ntag_new > e->skel->bss->ntagged)
 		e->skel->bss->ntagged = ntag_new;
 	__atomic_store_n(&e->skel->bss->active_slot, ns, __ATOMIC_SEQ_CST);
-	bump_gen(e);
+	sh_bump_gen(e);
 	e->slot = ns;
+	e->stale_keys = false;  /* filled from clear */
 
 	drop_stale_tags(e, nt, nnt);
 	e->skel->bss->ntagged = ntag_new;
-	bump_gen(e);
+	sh_bump_gen(e);
 
 	for (int i = 0; i < SH_MAX_POLICIES; i++) {
 		free(e->names[ns][i]);
@@ -464,15 +493,15 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		goto out;
 
 	/* Fill the inactive slot. */
-	err = clear_slot_rules(rules_fd, ns);
+	err = clear_slot(rules_fd, ns);
 	if (!err)
-		err = clear_slot_rules(net_fd, ns);
+		err = clear_slot(net_fd, ns);
 	if (!err)
-		err = clear_slot_rules(marks_fd, ns);
+		err = clear_slot(marks_fd, ns);
 	if (!err)
-		err = clear_slot_rules(names_fd, ns);
+		err = clear_slot(names_fd, ns);
 	for (int i = 0; !err && i < 3; i++)
-		err = clear_slot_rules(pins_fd[i], ns);
+		err = clear_slot(pins_fd[i], ns);
 	if (err) {
 		sh_errors_add(errs, "cannot clear the inactive policy slot: %s", strerror(-err));
 		goto out;
@@ -488,12 +517,12 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		err = tag_slot(e, ns, set, nt, nnt, &ntag_new, errs);
 	if (err) {
 		/* The active slot was never touched: the old policy stays in force. */
-		clear_slot_rules(rules_fd, ns);
-		clear_slot_rules(net_fd, ns);
-		clear_slot_rules(marks_fd, ns);
-		clear_slot_rules(names_fd, ns);
+		clear_slot(rules_fd, ns);
+		clear_slot(net_fd, ns);
+		clear_slot(marks_fd, ns);
+		clear_slot(names_fd, ns);
 		for (int i = 0; i < 3; i++)
-			clear_slot_rules(pins_fd[i], ns);
+			clear_slot(pins_fd[i], ns);
 		goto out;
 	}
 	switch_slot(e, ns, set, nt, nnt, ntag_new);
@@ -557,7 +586,7 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	}
 	/* A verdict "outside" remembered under the generation in force is
 	 * forgotten before the tag counts (and again after). */
-	bump_gen(e);
+	sh_bump_gen(e);
 	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
 		err = -errno;
 		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));
@@ -567,7 +596,7 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	}
 	e->ntags++;
 	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
-	bump_gen(e);
+	sh_bump_gen(e);
 	sh_enforcer_save_state(e);
 	return 0;
 }
@@ -604,7 +633,7 @@ int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, s
 		e->ntags--;
 		if (e->skel->bss->ntagged)
 			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
-		bump_gen(e);
+		sh_bump_gen(e);
 		sh_enforcer_save_state(e);
 		return 0;
 	}

@@ -103,6 +103,14 @@ void sh_enforcer_destroy(struct sh_enforcer *e);
  * reasons are in errs. On success the enforcer owns *set (zeroed). */
 int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		      struct sh_errors *errs);
+/* One policy added to the set in force (under the next id), or the last
+ * one dropped, without a whole apply (apply_one.c): 0, -EAGAIN where only
+ * a whole apply can do it (p has cgroup lines, the policy is not the
+ * last, an earlier change left keys behind), -EBUSY where a tag still
+ * names the policy, or -errno (the reasons in errs). */
+int sh_enforcer_add_policy(struct sh_enforcer *e, const struct sh_policy *p,
+			   struct sh_errors *errs);
+int sh_enforcer_drop_policy(struct sh_enforcer *e, const char *name);
 int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
 		    uint32_t run_id, char *err, size_t errlen);
 int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *err, size_t errlen);

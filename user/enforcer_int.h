@@ -25,6 +25,8 @@ struct sh_enforcer {
 	unsigned slot;                          /* active slot */
 	char *names[SH_SLOTS][SH_MAX_POLICIES]; /* policy names per slot */
 	struct sh_policy_set set;               /* policy set in force */
+	bool stale_keys;                        /* the slot in force holds keys of no
+						 * policy (apply_one.c) */
 	struct sh_tag_entry *tags;
 	size_t ntags;
 	uint64_t unjudged_before;               /* by the generations this one replaced */
@@ -61,5 +63,16 @@ void sh_enforcer_free_tags(struct sh_tag_entry *t, size_t n);
  * where a map refused one. */
 int sh_enforcer_write_pins(const int fds[3], unsigned slot, unsigned id,
 			   const struct sh_policy *p, struct sh_errors *errs);
+
+/* apply.c, for apply_one.c: a trie's keys of one slot (policy < 0) or of
+ * one policy there deleted; a policy's rules, [net] rules and pins, and
+ * its policy-table entry, written as policy id of slot; the generation
+ * bumped (what the programs remember is forgotten). */
+int sh_clear_keys(int fd, unsigned slot, int policy);
+int sh_write_policy(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
+		    bool *dirs, struct sh_errors *errs);
+int sh_write_conf(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
+		  bool dirs, struct sh_errors *errs);
+void sh_bump_gen(struct sh_enforcer *e);
 
 #endif

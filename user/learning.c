@@ -103,15 +103,24 @@ static int reapply(struct sh_daemon *d, int fd, const struct sh_policy *extra, c
 	struct sh_errors errs = {};
 	int err;
 
-	err = sh_policy_set_dup(&set, sh_enforcer_policies(d->enf), extra, extra ? 1 : 0);
-	for (size_t i = 0; !err && drop && i < set.n; i++)
-		if (!strcmp(set.pols[i].name, drop)) {
-			sh_policy_free(&set.pols[i]);
-			set.pols[i] = set.pols[--set.n];
-			break;
-		}
-	if (!err)
-		err = sh_enforcer_apply(d->enf, &set, &errs);
+	/* A policy added, or the one added last dropped, changes only its
+	 * own rules; anything else applies the whole set. */
+	err = -EAGAIN;
+	if (extra && !drop)
+		err = sh_enforcer_add_policy(d->enf, extra, &errs);
+	else if (drop && !extra)
+		err = sh_enforcer_drop_policy(d->enf, drop);
+	if (err == -EAGAIN || err == -EBUSY || err == -ENOENT) {
+		err = sh_policy_set_dup(&set, sh_enforcer_policies(d->enf), extra, extra ? 1 : 0);
+		for (size_t i = 0; !err && drop && i < set.n; i++)
+			if (!strcmp(set.pols[i].name, drop)) {
+				sh_policy_free(&set.pols[i]);
+				set.pols[i] = set.pols[--set.n];
+				break;
+			}
+		if (!err)
+			err = sh_enforcer_apply(d->enf, &set, &errs);
+	}
 	for (size_t i = 0; i < errs.n; i++)
 		sh_ctl_reply(fd, 'E', "%s\n", errs.msgs[i]);
 	if (err && !errs.n)

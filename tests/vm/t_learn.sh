@@ -4,7 +4,7 @@
 # coreutils script, a TCP service, a unix socket) are learned, the policy
 # passes `policy check`, the same command under it in enforce mode exits
 # the same with no denial, and a variant doing one thing more is refused.
-# The kernel reports each object once (100,000 opens, one record); --from
+# The kernel reports each object once (10,000 opens, one record); --from
 # adds only what the policy refused; the wall holds while learning.
 . "$(dirname "$0")/lib.sh"
 
@@ -259,6 +259,65 @@ check "tgone: after its processes" "$(pgrep -f 'sleep 300' | wc -l)" 0
 check_match "tgone: the daemon says why" "$(cat "$SH_TMP/daemon.err")" \
 	"learning run $rid: its sharnessctl is gone; its processes are killed and it is refused every use"
 check "tgone: no policy written" "$(test -e "$SH_TMP/tgone.policy" && echo written)" ""
+
+# ---- a learning run's policy comes and goes alone: with 1,000 rules in
+# force, its begin and end write its own rules only (learn figures), and
+# the id it gives back is taken clean by the next run: what the last
+# one's rules allowed is learned, what they denied is let through.
+K=$W/keep
+mkdir -p "$K"
+echo s >"$K/secret"
+{
+	printf '[policy]\nname = tbig\n[exec]\nallow = /usr/bin/\n[file]\n'
+	for i in $(seq 1000); do echo "write = /srv/tbig/d$i/"; done
+	echo "write = $K/"
+	echo "deny = $K/secret"
+} >"$SH_TMP/policies/tbig.policy"
+check "tbig: 1,000 rules load" "$($CTL policy reload >/dev/null 2>&1; echo $?)" 0
+# qlearn NAME [FLAGS...] -- CMD...: learns into $SH_TMP/NAME.policy.
+qlearn() {
+	local name=$1; shift
+	$CTL learn --policy "$name" --workdir "$W" --output "$SH_TMP/$name.policy" "$@" \
+		>"$SH_TMP/$name.out" 2>"$SH_TMP/$name.review"
+}
+learn_recs() { jq -c "select(.event == \"learn\" and .target == \"$1\")" "$AUDIT" | wc -l; }
+t0=${EPOCHREALTIME/./}
+qlearn tq0 --from tbig -- /usr/bin/true
+echo "learn figures: rules=1000 learn_true_ms=$(( (${EPOCHREALTIME/./} - t0) / 1000 ))"
+qlearn tq1 --from tbig -- /usr/bin/bash -c "$TRY open $K/secret r; $TRY open $K/a creat"
+check "tq1: learning from tbig: its deny holds" "$?/$(head -n 1 "$SH_TMP/tq1.out")" "0/err EPERM"
+check "tq1: its write rule lets the write through" "$(sed -n 2p "$SH_TMP/tq1.out")" ok
+check "tq1: which is not learned" "$(learn_recs "$K/a")" 0
+rm -f "$K/a"
+qlearn tq2 -- /usr/bin/bash -c "$TRY open $K/secret r; $TRY open $K/a creat"
+check "tq2: the next run, from nothing: the last one's deny is gone" \
+	"$?/$(head -n 1 "$SH_TMP/tq2.out")" "0/ok"
+check "tq2: its write is let through" "$(sed -n 2p "$SH_TMP/tq2.out")" ok
+check_match "tq2: and learned: no rule of the last run's allowed it" "$(learn_recs "$K/a")" '^[1-9]'
+check_match "tq2: its policy has a rule for it (the work directory)" \
+	"$(cat "$SH_TMP/tq2.policy")" $'\nwrite = '"$W/ "
+# Two at once, the first begun ending first: the other's policy takes its
+# id (a whole apply) and holds on.
+mkfifo "$SH_TMP/qa" "$SH_TMP/qb"
+qlearn tqa --from tbig -- /usr/bin/bash -c "echo up; read -r _ <$SH_TMP/qa" &
+pa=$!
+wait_until grep -q up "$SH_TMP/tqa.out"
+qlearn tqb --from tbig -- /usr/bin/bash -c \
+	"echo up; read -r _ <$SH_TMP/qb; $TRY open $K/secret r; $TRY open $K/b creat" &
+pb=$!
+wait_until grep -q up "$SH_TMP/tqb.out"
+learning_pols() { $CTL status | grep -c 'made for a learning run'; }
+check "two learning runs: both policies loaded" "$(learning_pols)" 2
+echo go >"$SH_TMP/qa"
+wait $pa
+check "two learning runs: the first begun ends first" "$?/$(learning_pols)" 0/1
+echo go >"$SH_TMP/qb"
+wait $pb
+check "... the other's deny still holds" "$?/$(sed -n 2p "$SH_TMP/tqb.out")" "0/err EPERM"
+check "... its write rule still lets through" "$(sed -n 3p "$SH_TMP/tqb.out")" ok
+check "... and its policy is gone with it" "$(learning_pols)" 0
+rm "$SH_TMP/policies/tbig.policy"
+check "tbig: unloaded" "$($CTL policy reload >/dev/null 2>&1; echo $?)" 0
 
 # ---- bad input
 out=$($CTL learn --policy 'bad name' -- /usr/bin/true 2>&1); rc=$?
