@@ -49,8 +49,10 @@ static int clear_policy(struct sh_enforcer *e, unsigned slot, unsigned id)
 static void take_back(struct sh_enforcer *e, unsigned slot, unsigned id)
 {
 	struct sh_errors ignored = {};
+	int err = sh_write_conf(e, slot, id, NULL, false, &ignored);
 
-	if (sh_write_conf(e, slot, id, NULL, false, &ignored) || clear_policy(e, slot, id)) {
+	/* Both, whatever the first gave. */
+	if (clear_policy(e, slot, id) || err) {
 		e->stale_keys = true;
 		sh_log("policy id %u of slot %u: its keys could not all be deleted; the next "
 		       "policy change applies the whole set", id, slot);

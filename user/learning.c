@@ -106,11 +106,26 @@ static int reapply(struct sh_daemon *d, int fd, const struct sh_policy *extra, c
 	/* A policy added, or the one added last dropped, changes only its
 	 * own rules; anything else applies the whole set. */
 	err = -EAGAIN;
-	if (extra && !drop)
+	if (extra && !drop) {
 		err = sh_enforcer_add_policy(d->enf, extra, &errs);
-	else if (drop && !extra)
+		if (err == -ENOSPC || err == -E2BIG) {
+			/* A map full of the other slot's keys: a whole apply
+			 * clears them first. */
+			sh_errors_free(&errs);
+			err = -EAGAIN;
+		}
+	} else if (drop && !extra) {
+		/* What the run's processes did is logged under the policy's
+		 * name before its id can be another's. */
+		do {
+			d->batch = 0;
+		} while (sh_enforcer_consume(d->enf) == -EAGAIN);
+		sh_rl_flush_all(&d->rl);
 		err = sh_enforcer_drop_policy(d->enf, drop);
-	if (err == -EAGAIN || err == -EBUSY || err == -ENOENT) {
+		if (err == -ENOENT)
+			err = 0;        /* not loaded: nothing to drop */
+	}
+	if (err == -EAGAIN || err == -EBUSY) {
 		err = sh_policy_set_dup(&set, sh_enforcer_policies(d->enf), extra, extra ? 1 : 0);
 		for (size_t i = 0; !err && drop && i < set.n; i++)
 			if (!strcmp(set.pols[i].name, drop)) {
