@@ -166,25 +166,38 @@ chrt --idle 0 "$@"
 wait
 H
 chmod +x "$SH_TMP/idle-crowd"
+# Starved that way, the writers may go a whole phase without being
+# preempted inside a judgement when the host's own CPU is busy (the
+# guest then runs fewer of them in the same seconds): the phase is run
+# again, up to three times, until they have been; the neighbour's calls
+# are checked over every phase.
 busy0=$(counter scratch_busy)
 tree0=$(counter scratch_tree)
-$CTL run --policy tcrowd -- "$SH_TMP/idle-crowd" "$RACE" 9 0 read "$D/secret" tmpfile "$DEEP" 32 \
-	>"$SH_TMP/crowd" 2>&1 &
-crowd=$!
-wait_until racing 33
-out=$($CTL run --policy tpre -- "$RACE" 4 0 read "$D/secret" tmpfile "$D/w" 2>&1)
-wait "$crowd"
-crowd_out=$(cat "$SH_TMP/crowd")
-echo "idle crowd: $(grep -o ' err=[0-9]*' <<<"$crowd_out" | tr '\n' ' ')"
-echo "its neighbour: $out"
-check "an idle crowd: its 32 writers ran" "$(grep -cE '^allowed ok=[0-9]+ ' <<<"$crowd_out")" 32
+outs=
+for phase in 1 2 3; do
+	$CTL run --policy tcrowd -- "$SH_TMP/idle-crowd" "$RACE" 9 0 read "$D/secret" tmpfile "$DEEP" 32 \
+		>"$SH_TMP/crowd" 2>&1 &
+	crowd=$!
+	wait_until racing 33
+	out=$($CTL run --policy tpre -- "$RACE" 4 0 read "$D/secret" tmpfile "$D/w" 2>&1)
+	outs+=$out$'\n'
+	wait "$crowd"
+	crowd_out=$(cat "$SH_TMP/crowd")
+	echo "idle crowd, phase $phase: $(grep -o ' err=[0-9]*' <<<"$crowd_out" | tr '\n' ' ')"
+	echo "its neighbour: $out"
+	check "an idle crowd, phase $phase: its 32 writers ran" \
+		"$(grep -cE '^allowed ok=[0-9]+ ' <<<"$crowd_out")" 32
+	[ "$(counter scratch_tree)" -gt "$tree0" ] && break
+done
+out=$outs
 check_match "an idle crowd: it was refused beyond its share" \
 	"$(( $(counter scratch_tree) - tree0 ))" '^[1-9]'
 check "an idle crowd: no use found every buffer held" "$(counter scratch_busy)" "$busy0"
-check_match "an idle crowd: the neighbour's allowed call succeeds, many times" \
-	"$(grep '^allowed ' <<<"$out")" ' ok=[0-9]{3,} err=0 '
+check "an idle crowd: the neighbour's allowed call succeeds, many times, in every phase" \
+	"$(grep '^allowed ' <<<"$out" | grep -vcE ' ok=[0-9]{3,} err=0 ')/$(grep -c '^allowed ' <<<"$out")" \
+	"0/$phase"
 check "an idle crowd: the neighbour's refused call never succeeds" \
-	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
+	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p' | sort -u)" 0
 
 # No buffer to be had, made so rather than waited for: a process of the
 # tree waits (try gate) while every CPU's scratch is marked held from
