@@ -88,13 +88,6 @@ static __always_inline bool made_unhashed(struct file *file, struct dentry *dent
 }
 
 /*
- * Opening a file, or receiving one over SCM_RIGHTS (judged as if opened).
- * Only what a rule can decide costs a path: reads matter to deny rules,
- * writes to write and deny rules, and to the file systems no tree may
- * change. use_d_path: the hook may call bpf_d_path (file_open); elsewhere
- * the path comes from walk_path.
- */
-/*
  * A file the daemon pinned (its identity in exec_pins) is not written by
  * the tree, whatever the write rules, however it got the descriptor
  * (opened, received, locked): a process that mapped it as code would run
@@ -120,6 +113,13 @@ static __always_inline int refuse_pinned(struct member *m, const struct refusal 
 		      name_file(s, file, file->f_path.dentry, file->f_path.mnt, use_d_path));
 }
 
+/*
+ * Opening a file, or receiving one over SCM_RIGHTS (judged as if opened).
+ * Only what a rule can decide costs a path: reads matter to deny rules,
+ * writes to write and deny rules, and to the file systems no tree may
+ * change. use_d_path: the hook may call bpf_d_path (file_open); elsewhere
+ * the path comes from walk_path.
+ */
 static __always_inline int __judge_open(struct member *m, struct file *file, __u32 op,
 					__u32 fflags, bool write, bool use_d_path)
 {

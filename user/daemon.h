@@ -74,6 +74,8 @@ int sh_daemon_reload(struct sh_daemon *d, int fd);
 int sh_rec_init(struct sh_daemon *d);
 /* The enforcer's event callback: one violation record (rate limited). */
 int sh_rec_event(void *ctx, const struct sh_event *ev);
+/* Every event queued in the ring, to the log now (not one batch). */
+void sh_rec_drain(struct sh_daemon *d);
 /* Events the kernel could not queue are counted there; say so in the log. */
 void sh_rec_dropped(struct sh_daemon *d);
 /* Calls a program was skipped for (sh_enforcer_unjudged) go to the log

@@ -117,9 +117,7 @@ static int reapply(struct sh_daemon *d, int fd, const struct sh_policy *extra, c
 	} else if (drop && !extra) {
 		/* What the run's processes did is logged under the policy's
 		 * name before its id can be another's. */
-		do {
-			d->batch = 0;
-		} while (sh_enforcer_consume(d->enf) == -EAGAIN);
+		sh_rec_drain(d);
 		sh_rl_flush_all(&d->rl);
 		err = sh_enforcer_drop_policy(d->enf, drop);
 		if (err == -ENOENT)

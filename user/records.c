@@ -155,6 +155,13 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 	return 0;
 }
 
+void sh_rec_drain(struct sh_daemon *d)
+{
+	do {
+		d->batch = 0;
+	} while (sh_enforcer_consume(d->enf) == -EAGAIN);
+}
+
 void sh_rec_dropped(struct sh_daemon *d)
 {
 	uint64_t reported = sh_enforcer_dropped_reported(d->enf);

@@ -323,9 +323,7 @@ int sh_run_end(struct sh_daemon *d, int fd, int argc, char **argv)
 	id = strtoul(argv[1], NULL, 10);
 	snprintf(path, sizeof(path), RUN_PARENT "/run-%u", id);
 	/* Log what the run's processes did before its tag goes. */
-	do {
-		d->batch = 0;
-	} while (sh_enforcer_consume(d->enf) == -EAGAIN);
+	sh_rec_drain(d);
 	if (sh_enforcer_untag(d->enf, path, err, sizeof(err)) && errno != ENOENT)
 		sh_dbg("run-end %u: %s", id, err);
 	sh_audit_begin_meta(&d->buf, "run-end");
