@@ -86,6 +86,14 @@ run_in_tree tdig "$ESC" recv-fd "$SH_TMP/plain.sock"
 check "twin: a writable descriptor of a file that is not pinned arrives" "$OUT" ok
 kill $SP1 $SP2 2>/dev/null; wait $SP1 $SP2 2>/dev/null
 check "kernel counter deny_file: the open and the descriptor" "$(counter deny_file)" "$((f0 + 2))"
+# Nor a lease or lock through a descriptor open for reading (file_lock):
+# a lease holds off the daemon's own hashing, which needs one.
+try_in_tree tdig lock "$W/tool" lease
+check "a lease on the pinned tool: refused" "$OUT" "err EPERM"
+check "  ... recorded" \
+	"$(audit_wait ".op == \"lock\" and .target == \"$W/tool\" and .reason == \"pinned executable\"")" 1
+try_in_tree tdig lock "$W/evil" lease
+check "twin: a lease on a file of the work dir that is not pinned" "$OUT" ok
 cp /usr/bin/false "$W/new"
 run_in_tree tdig /usr/bin/bash -c "$TRY rename $W/new $W/tool && $TRY exec $W/tool"
 check "the tree renames other content onto its pinned tool, runs it: refused" \
