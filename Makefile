@@ -53,10 +53,10 @@ LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_cap
 	    user/audit.c user/names.c user/control.c user/reslimit.c user/policy_host.c \
 	    user/journal.c user/learn_gen.c user/learn_out.c user/digest.c
 # The loader: built with the skeleton that embeds the BPF object.
-LOADER_SRCS := user/enforcer.c user/apply.c user/apply_one.c user/pins.c user/probe.c user/pin.c user/resume.c user/marks.c
+LOADER_SRCS := user/enforcer.c user/apply.c user/apply_one.c user/patterns.c user/tags.c user/pins.c user/probe.c user/pin.c user/resume.c user/marks.c
 LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
 COMMON_OBJS := $(LIB_OBJS) $(LOADER_SRCS:user/%.c=$(BUILD)/%.o)
-D_SRCS   := user/sharnessd.c user/learning.c user/records.c user/requests.c user/runs.c user/protect.c \
+D_SRCS   := user/sharnessd.c user/learning.c user/records.c user/requests.c user/status.c user/runs.c user/protect.c \
 	    user/ratelimit.c user/metrics.c
 D_OBJS   := $(D_SRCS:user/%.c=$(BUILD)/%.o) $(COMMON_OBJS)
 CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(BUILD)/ctl_learn.o $(BUILD)/ctl_pin.o \

@@ -27,6 +27,7 @@
  *   task.c          limits, scheduling, capabilities, IPC, keys
  *   wall.c          the tree's own wall: cgroups, bpf, mounts, namespaces,
  *                   ptrace, modules
+ *   cgroup.c        cgroups tagged as they are made (cgroup patterns)
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
@@ -43,3 +44,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "ioctl.c"
 #include "task.c"
 #include "wall.c"
+#include "cgroup.c"

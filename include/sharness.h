@@ -272,6 +272,31 @@ struct sh_cgroup_tag {
 };
 
 /*
+ * Cgroup patterns: a `cgroup =` line whose last component holds `*` or `?`
+ * names the children of one directory (its parent) whose names match. The
+ * programs tag such a child as it is made (tp_btf/cgroup_mkdir, before
+ * kernfs makes the directory visible, so before any process can enter it);
+ * the daemon tags those that exist at load. A tag made for a pattern has
+ * SH_TAG_PATTERN in run_id. One table per slot, SH_MAX_PATTERNS entries
+ * each (map cg_patterns, index slot * SH_MAX_PATTERNS + i), in the order
+ * of the set's policies and lines; the first entry with parent 0 ends a
+ * table. Map pattern_lost counts matching cgroups the programs could not
+ * tag (the tag map full).
+ */
+#define SH_MAX_PATTERNS      32
+#define SH_PATTERN_MAX       64      /* a pattern's last component, with its NUL */
+#define SH_CGROUP_NAME_MAX   256     /* a cgroup's name, with its NUL */
+#define SH_TAG_PATTERN       0x80000000u
+
+struct sh_cgroup_pattern {
+	__u64 parent;                  /* cgroup id of the directory; 0 ends the table */
+	__u16 policy;                  /* policy id in this slot */
+	__u16 len;                     /* strlen(glob) */
+	__u32 pad;                     /* 0 (bpf/cgroup.c reads it) */
+	char glob[SH_PATTERN_MAX];
+};
+
+/*
  * Per-task membership, in task local storage. `gen` and `cgroup` are the
  * tag generation and the task's cgroup the entry was computed for: any tag
  * or policy change bumps the global generation, and a task that changes
@@ -555,6 +580,7 @@ enum sh_counter_what {
 SH_LAYOUT(struct sh_rule_key, 4 + 4 + SH_PATH_KEY_MAX);
 SH_FIELD(struct sh_rule_key, path, 8);
 SH_LAYOUT(struct sh_policy_conf, 16);
+SH_LAYOUT(struct sh_cgroup_pattern, 16 + SH_PATTERN_MAX);
 SH_LAYOUT(struct sh_cgroup_tag, 8);
 SH_LAYOUT(struct sh_task, 24);
 SH_LAYOUT(struct sh_inode_key, 16);

@@ -4,7 +4,7 @@
  * inactive slot of the rules and policy maps, the tags get their policy in
  * that slot, and one store to `active_slot` switches every program over.
  * On any error nothing in force changes. Tagging and untagging a cgroup
- * (policies' cgroup lines, `sharnessctl tag` and runs) live here too.
+ * by hand and for runs: tags.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,7 +28,7 @@
  * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
  * so it is refused rather than accepted and not enforced.
  */
-static int tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
+int sh_tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
 {
 	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
 
@@ -50,7 +50,7 @@ static int tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
 }
 
 /* A policy's id in its set is its index there. */
-static int policy_index(const struct sh_policy_set *set, const char *name)
+int sh_policy_index(const struct sh_policy_set *set, const char *name)
 {
 	const struct sh_policy *p = sh_policy_find(set, name);
 
@@ -264,7 +264,10 @@ static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
 						  .policy = p->name };
 			char why[512];
 
-			err = tag_id(p->cgroups[c], &t.cgid, why, sizeof(why));
+			if (sh_cgroup_is_pattern(p->cgroups[c]))
+				continue;   /* patterns.c */
+
+			err = sh_tag_id(p->cgroups[c], &t.cgid, why, sizeof(why));
 			if (err) {
 				sh_errors_add(errs, "%s:%d: %s", p->file,
 					      p->cgroup_lines ? p->cgroup_lines[c] : 0, why);
@@ -280,13 +283,13 @@ static int new_tag_list(struct sh_enforcer *e, const struct sh_policy_set *set,
 
 		if (t->from_policy)
 			continue;
-		if (policy_index(set, t->policy) < 0) {
+		if (sh_policy_index(set, t->policy) < 0) {
 			sh_errors_add(errs, "policy '%s' is in use by %s %s; untag it or end the run first",
 				      t->policy, t->run_id ? "run cgroup" : "tagged cgroup", t->path);
 			return -EBUSY;
 		}
 		/* A tree tagged by hand has the host's /tmp. */
-		if (!t->run_id && set->pols[policy_index(set, t->policy)].limits.private_tmp) {
+		if (!t->run_id && set->pols[sh_policy_index(set, t->policy)].limits.private_tmp) {
 			sh_errors_add(errs, "policy '%s' now has private-tmp, which only runs get; "
 				      "untag %s first", t->policy, t->path);
 			return -EBUSY;
@@ -386,7 +389,7 @@ static int tag_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_s
 		struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
 
 		bpf_map_lookup_elem(tags_fd, &nt[i].cgid, &v);
-		v.policy[ns] = policy_index(set, nt[i].policy);
+		v.policy[ns] = sh_policy_index(set, nt[i].policy);
 		v.run_id = nt[i].run_id;
 		if (bpf_map_update_elem(tags_fd, &nt[i].cgid, &v, BPF_ANY)) {
 			err = -errno;
@@ -410,7 +413,7 @@ static int tag_slot(struct sh_enforcer *e, unsigned ns, const struct sh_policy_s
 }
 
 /* Drops every tag the new list does not have (including any left by a
- * previous daemon whose record was lost). */
+ * previous daemon whose record was lost), but for the patterns'. */
 static void drop_stale_tags(struct sh_enforcer *e, const struct sh_tag_entry *nt, size_t nnt)
 {
 	int tags_fd = bpf_map__fd(e->skel->maps.tags);
@@ -421,10 +424,13 @@ static void drop_stale_tags(struct sh_enforcer *e, const struct sh_tag_entry *nt
 		bool found = false;
 
 		while (bpf_map_get_next_key(tags_fd, prev, &next) == 0) {
+			struct sh_cgroup_tag v;
 			bool keep = false;
 
 			for (size_t j = 0; j < nnt; j++)
 				keep |= nt[j].cgid == next;
+			/* A pattern's: patterns.c decides (sh_patterns_refresh). */
+			keep |= !bpf_map_lookup_elem(tags_fd, &next, &v) && (v.run_id & SH_TAG_PATTERN);
 			if (!keep) {
 				found = true;
 				break;
@@ -482,6 +488,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	unsigned ns = !e->slot;
 	struct sh_tag_entry *nt = NULL;
 	size_t nnt = 0, ntag_new = 0;
+	bool pattern;
 	int err;
 
 	if (set->n > SH_MAX_POLICIES) {
@@ -507,14 +514,20 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		goto out;
 	}
 	err = fill_slot(e, ns, set, errs);
-	/* The programs are attached before the first tag is written. */
-	if (!err && nnt && sh_enforcer_wake(e)) {
+	pattern = sh_patterns_any(set);
+	/* The programs are attached before the first tag (or pattern) is
+	 * written. */
+	if (!err && (nnt || pattern) && sh_enforcer_wake(e)) {
 		sh_errors_add(errs, "cannot attach the programs (see the daemon's log): "
 			      "no cgroup tagged");
 		err = -EIO;
 	}
 	if (!err)
 		err = tag_slot(e, ns, set, nt, nnt, &ntag_new, errs);
+	if (!err)
+		err = sh_patterns_write(e, ns, set, errs);
+	if (!err)
+		err = sh_patterns_scan(e, ns, set, errs);
 	if (err) {
 		/* The active slot was never touched: the old policy stays in force. */
 		clear_slot(rules_fd, ns);
@@ -523,120 +536,17 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		clear_slot(names_fd, ns);
 		for (int i = 0; i < 3; i++)
 			clear_slot(pins_fd[i], ns);
+		sh_patterns_write(e, ns, &(struct sh_policy_set){ 0 }, errs);
 		goto out;
 	}
-	switch_slot(e, ns, set, nt, nnt, ntag_new);
+	/* While a set has patterns, the programs look at every task: a
+	 * cgroup may be tagged at any time. */
+	switch_slot(e, ns, set, nt, nnt, ntag_new + pattern);
+	sh_patterns_refresh(e);
 	sh_enforcer_retire_old(e);
 	return 0;
 
 out:
 	sh_enforcer_free_tags(nt, nnt);
 	return err;
-}
-
-int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
-		    uint32_t run_id, char *errbuf, size_t errlen)
-{
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
-	struct sh_tag_entry *t;
-	uint64_t id;
-	int idx, err;
-
-	if (strpbrk(cgroup, "\t\n")) {
-		snprintf(errbuf, errlen, "cgroup path must not contain tabs or newlines");
-		return -EINVAL;
-	}
-	idx = policy_index(&e->set, policy);
-	if (idx < 0) {
-		sh_policy_not_found(&e->set, policy, errbuf, errlen);
-		return -ENOENT;
-	}
-	err = tag_id(cgroup, &id, errbuf, errlen);
-	if (err)
-		return err;
-	for (size_t i = 0; i < e->ntags; i++)
-		if (e->tags[i].cgid == id) {
-			snprintf(errbuf, errlen, "%s is already tagged with policy '%s'",
-				 cgroup, e->tags[i].policy);
-			return -EEXIST;
-		}
-	t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	e->tags = t;
-	t = &e->tags[e->ntags];
-	*t = (struct sh_tag_entry){ .cgid = id, .run_id = run_id,
-		.path = strdup(cgroup), .policy = strdup(policy) };
-	if (!t->path || !t->policy) {
-		free(t->path);
-		free(t->policy);
-		return -ENOMEM;
-	}
-	v.policy[e->slot] = idx;
-	v.run_id = run_id;
-	/* The programs are attached before the tag is written. */
-	err = sh_enforcer_wake(e);
-	if (err) {
-		snprintf(errbuf, errlen, "cannot tag %s: the programs cannot be attached: %s",
-			 cgroup, strerror(-err));
-		free(t->path);
-		free(t->policy);
-		return err;
-	}
-	/* A verdict "outside" remembered under the generation in force is
-	 * forgotten before the tag counts (and again after). */
-	sh_bump_gen(e);
-	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
-		err = -errno;
-		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));
-		free(t->path);
-		free(t->policy);
-		return err;
-	}
-	e->ntags++;
-	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
-	sh_bump_gen(e);
-	sh_enforcer_save_state(e);
-	return 0;
-}
-
-int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
-{
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	uint64_t id;
-	int err;
-
-	/* A removed cgroup is found by the path it was tagged under. */
-	err = sh_cgroup_id(cgroup, &id);
-	if (err)
-		id = 0;
-	for (size_t i = 0; i < e->ntags; i++) {
-		struct sh_tag_entry *t = &e->tags[i];
-
-		if (id ? t->cgid != id : strcmp(t->path, cgroup) != 0)
-			continue;
-		id = t->cgid;
-		if (t->from_policy) {
-			snprintf(errbuf, errlen, "%s is tagged by policy '%s' (cgroup = line); "
-				 "remove it there and reload", cgroup, t->policy);
-			return -EPERM;
-		}
-		if (bpf_map_delete_elem(tags_fd, &id) && errno != ENOENT) {
-			err = -errno;
-			snprintf(errbuf, errlen, "cannot untag %s: %s", cgroup, strerror(-err));
-			return err;
-		}
-		free(t->path);
-		free(t->policy);
-		memmove(t, t + 1, (e->ntags - i - 1) * sizeof(*t));
-		e->ntags--;
-		if (e->skel->bss->ntagged)
-			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
-		sh_bump_gen(e);
-		sh_enforcer_save_state(e);
-		return 0;
-	}
-	snprintf(errbuf, errlen, "%s is not tagged", cgroup);
-	return -ENOENT;
 }

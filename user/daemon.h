@@ -99,6 +99,8 @@ void sh_rec_unload(struct sh_daemon *d, uint64_t tagged, bool force, int err);
 
 /* requests.c: one connection on the listening socket lfd, one request. */
 void sh_req_serve(struct sh_daemon *d, int lfd);
+/* status.c: the `status` request ([json|prometheus]). */
+int sh_req_status(struct sh_daemon *d, int fd, int argc, char **argv);
 
 /* runs.c: the run-begin and run-end requests, and a run's violation count. */
 int sh_run_begin(struct sh_daemon *d, int fd, int argc, char **argv);

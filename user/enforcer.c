@@ -314,6 +314,7 @@ void sh_enforcer_idle_tick(struct sh_enforcer *e)
 {
 	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
 
+	sh_patterns_tick(e);
 	if (e->ntags || e->skel->bss->ntagged) {
 		e->idle_since_ms = 0;
 		return;
@@ -484,6 +485,7 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 			free(e->names[s][i]);
 	sh_policy_set_free(&e->set);
 	sh_enforcer_free_tags(e->tags, e->ntags);
+	sh_enforcer_free_tags(e->ptags, e->nptags);
 	free(e->pin_dir);
 	free(e->state_path);
 	free(e);
@@ -540,11 +542,34 @@ const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n)
 
 const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id)
 {
+	const struct sh_tag_entry *t;
+
 	for (size_t i = 0; i < e->ntags; i++)
 		if (e->tags[i].cgid == cgid) {
 			if (run_id)
 				*run_id = e->tags[i].run_id;
 			return e->tags[i].path;
 		}
-	return NULL;
+	t = sh_patterns_tag(e, cgid);
+	if (t && run_id)
+		*run_id = 0;
+	return t ? t->path : NULL;
+}
+
+bool sh_enforcer_tagged_id(struct sh_enforcer *e, uint64_t id)
+{
+	struct sh_cgroup_tag t;
+
+	for (size_t i = 0; i < e->ntags; i++)
+		if (e->tags[i].cgid == id)
+			return true;
+	return !bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.tags), &id, &t) &&
+	       t.policy[e->slot] != SH_POLICY_NONE;
+}
+
+const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n)
+{
+	sh_patterns_refresh(e);
+	*n = e->nptags;
+	return e->ptags;
 }

@@ -24,6 +24,7 @@ struct sh_tag_entry {
 	char *policy;
 	uint32_t run_id;
 	bool from_policy;      /* named by a policy's cgroup = line */
+	bool pattern;          /* made for a cgroup pattern (by the programs or at load) */
 };
 
 typedef int (*sh_event_fn)(void *ctx, const struct sh_event *ev);
@@ -134,6 +135,14 @@ int sh_enforcer_repin(struct sh_enforcer *e, unsigned slot, unsigned id, const c
 		      uint8_t found[32], char *why, size_t whylen, bool *not_entered);
 const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
+/* The cgroups tagged for a cgroup pattern of the set in force (looked up
+ * again now: the programs tag them as they are made), and how many
+ * matching cgroups the programs could not tag since the programs were
+ * loaded (the tag map full). */
+const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n);
+uint64_t sh_patterns_lost(struct sh_enforcer *e);
+/* Is cgroup id tagged, by the daemon or by a pattern, in the set in force? */
+bool sh_enforcer_tagged_id(struct sh_enforcer *e, uint64_t id);
 const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id);
 
 #endif

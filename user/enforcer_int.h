@@ -29,6 +29,10 @@ struct sh_enforcer {
 						 * policy (apply_one.c) */
 	struct sh_tag_entry *tags;
 	size_t ntags;
+	struct sh_tag_entry *ptags;             /* tagged for a cgroup pattern (patterns.c) */
+	size_t nptags;
+	uint64_t pattern_gc_ms;                 /* ptags last looked up, removed ones dropped */
+	uint64_t pattern_lost_seen;             /* pattern_lost already logged */
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
 	bool attached;                          /* links made (and pinned) */
@@ -74,5 +78,27 @@ int sh_write_policy(struct sh_enforcer *e, unsigned slot, unsigned id, const str
 int sh_write_conf(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
 		  bool dirs, struct sh_errors *errs);
 void sh_bump_gen(struct sh_enforcer *e);
+
+/* apply.c, for tags.c: the id of a cgroup that can be tagged (0, or
+ * -errno with the reason in errbuf); a policy's id in its set (-1: none). */
+int sh_tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen);
+int sh_policy_index(const struct sh_policy_set *set, const char *name);
+
+/* Cgroup patterns (patterns.c). Does set have any? Its table written in
+ * slot ns (0, or -errno in errs); then, once every cgroup creation under
+ * way has finished, every existing child of a pattern's directory tagged
+ * with its policy in slot ns (the tags of cgroups no pattern of the set
+ * matches get none there). After the switch: the list of pattern tags
+ * looked up again, those of removed cgroups and of no pattern in force
+ * dropped (also every minute, from the idle tick); the entry for one
+ * cgroup id, looked up if it is not listed yet (NULL: none). */
+bool sh_patterns_any(const struct sh_policy_set *set);
+int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		      struct sh_errors *errs);
+int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		     struct sh_errors *errs);
+void sh_patterns_refresh(struct sh_enforcer *e);
+void sh_patterns_tick(struct sh_enforcer *e);
+const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id);
 
 #endif

@@ -177,11 +177,13 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 	struct sh_metrics *m = &d->metrics;
 	uint64_t c[SH_CNT_MAX];
 	unsigned links = 0, tags = 0;
-	size_t ntags;
+	size_t ntags, np = 0;
 	char dg[17];
 
 	sh_enforcer_counters(d->enf, c);
 	sh_enforcer_tags(d->enf, &ntags);
+	sh_enforcer_pattern_tags(d->enf, &np);
+	ntags += np;
 	sh_pin_state(d->pin_dir, &links, &tags);
 	help(b, "sharness_info", "gauge", "The daemon's version and the digest of its policy set.");
 	line(b, "sharness_info{version=\"%s\",policy_digest=\"%s\"} 1\n", sh_version,

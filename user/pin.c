@@ -225,7 +225,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * as the kernel's own rules allow. exec_pins, pin_paths,
 	 * pin_digests: written by the apply with the rules that name them.
 	 * pin_verdicts: empty, an exec under way when the daemons changed
-	 * is hashed again. */
+	 * is hashed again. cg_patterns: written by the apply; until then no
+	 * cgroup is tagged as it is made (the apply tags those made before
+	 * it). pattern_lost: counts from nothing. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
@@ -236,7 +238,8 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "unix_binders") || !strcmp(name, "sock_trees") ||
 	       !strcmp(name, "sock_making") || !strcmp(name, "link_trees") ||
 	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
-	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts");
+	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts") ||
+	       !strcmp(name, "cg_patterns") || !strcmp(name, "pattern_lost");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)
@@ -315,7 +318,7 @@ int sh_pin_adopt_maps(struct bpf_object *obj, const char *pin_dir, unsigned gen)
 {
 	char dir[PATH_MAX];
 	struct bpf_map *m;
-	int fds[32], n = 0, err = 0;
+	int fds[48], n = 0, err = 0;
 
 	snprintf(dir, sizeof(dir), "%s/gen-%u", pin_dir, gen);
 	bpf_object__for_each_map(m, obj) {

@@ -5,7 +5,8 @@
  * every reload) run the same checks, so a file check passes is a file
  * the daemon takes:
  * - every `cgroup =` names an existing cgroup v2 directory shallow enough
- *   to be tagged (an error);
+ *   to be tagged, or for a pattern the directory of its children (an
+ *   error), and there are at most SH_MAX_PATTERNS patterns;
  * - an exec `allow` rule for a file that does not exist allows nothing
  *   yet (a warning: it may be installed later);
  * - an exec `allow` a `write` rule of the same policy covers lets the tree
@@ -19,18 +20,29 @@
 #include "util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
 static int check_cgroup(const struct sh_policy *p, size_t i, struct sh_errors *errs)
 {
-	char qf[QBUF], qc[QBUF];
+	char qf[QBUF], qc[QBUF], dir[PATH_MAX];
+	bool pattern = sh_cgroup_is_pattern(p->cgroups[i]);
 	uint64_t id;
-	int level = 0, err = sh_cgroup_id_level(p->cgroups[i], &id, &level);
+	int level = 0, err;
 
+	/* A pattern: its directory must be a cgroup, its children one level
+	 * deeper taggable. */
+	sh_dir_of(p->cgroups[i], dir, sizeof(dir));
+	err = sh_cgroup_id_level(pattern ? dir : p->cgroups[i], &id, &level);
+	level += pattern;
 	sh_policy_quote(qf, sizeof(qf), p->file);
 	sh_policy_quote(qc, sizeof(qc), p->cgroups[i]);
-	if (err == -ENOTDIR || err == -ENOENT)
+	if (pattern && (err == -ENOTDIR || err == -ENOENT))
+		sh_errors_add(errs, "%s:%d: cgroup pattern %s: its directory is not a cgroup v2 "
+			      "directory under /sys/fs/cgroup (create it first)", qf,
+			      p->cgroup_lines[i], qc);
+	else if (err == -ENOTDIR || err == -ENOENT)
 		sh_errors_add(errs, "%s:%d: cgroup %s is not a cgroup v2 directory under "
 			      "/sys/fs/cgroup (create it first)", qf, p->cgroup_lines[i], qc);
 	else if (err)
@@ -89,14 +101,22 @@ int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs
 			 struct sh_errors *warns)
 {
 	char qf[QBUF], qp[QBUF];
+	size_t npat = 0;
 	int rc = 0;
 
 	for (size_t k = 0; k < set->n; k++) {
 		const struct sh_policy *p = &set->pols[k];
 
-		for (size_t i = 0; i < p->ncgroups; i++)
+		for (size_t i = 0; i < p->ncgroups; i++) {
 			if (check_cgroup(p, i, errs))
 				rc = -EINVAL;
+			if (sh_cgroup_is_pattern(p->cgroups[i]) && ++npat == SH_MAX_PATTERNS + 1) {
+				sh_policy_quote(qf, sizeof(qf), p->file);
+				sh_errors_add(errs, "%s:%d: more than %d cgroup patterns in all", qf,
+					      p->cgroup_lines[i], SH_MAX_PATTERNS);
+				rc = -EINVAL;
+			}
+		}
 		for (size_t i = 0; warns && i < p->nrules; i++) {
 			const struct sh_rule *r = &p->rules[i];
 

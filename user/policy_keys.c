@@ -11,6 +11,7 @@
 #include "digest.h"
 #include "policy_parse.h"
 #include "sharness.h"
+#include "util.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -144,6 +145,27 @@ static void add_cgroup(struct pctx *c, const char *key, const char *v)
 	if (strlen(v) >= PATH_MAX) {
 		sh_perr(c, c->line, "cgroup path too long");
 		return;
+	}
+	if (sh_cgroup_is_pattern(v)) {
+		const char *last = strrchr(v, '/') + 1;
+
+		if (strstr(v, "**")) {
+			sh_perr(c, c->line, "cgroup pattern '%s': '**' is not supported: a pattern "
+				"names the children of one directory ('*' and '?' in its last "
+				"component)", sh_policy_quote(q, sizeof(q), v));
+			return;
+		}
+		if (strpbrk(v, "*?") < last) {
+			sh_perr(c, c->line, "cgroup pattern '%s': '*' and '?' may only stand in the "
+				"last component (the directory above it is named as it is)",
+				sh_policy_quote(q, sizeof(q), v));
+			return;
+		}
+		if (strlen(last) >= SH_PATTERN_MAX) {
+			sh_perr(c, c->line, "cgroup pattern '%s': its last component is longer than "
+				"%d bytes", sh_policy_quote(q, sizeof(q), v), SH_PATTERN_MAX - 1);
+			return;
+		}
 	}
 	for (size_t i = 0; i < p->ncgroups; i++)
 		if (strcmp(p->cgroups[i], v) == 0)

@@ -189,6 +189,69 @@ static int sh_cgroup_handle(const char *path, uint64_t *id)
 	return 0;
 }
 
+bool sh_cgroup_is_pattern(const char *path)
+{
+	return strpbrk(path, "*?") != NULL;
+}
+
+bool sh_glob_match(const char *glob, const char *name)
+{
+	const char *star = NULL, *back = NULL;
+
+	while (*name) {
+		if (*glob == '*') {
+			star = glob++;
+			back = name;
+		} else if (*glob && (*glob == '?' || *glob == *name)) {
+			glob++;
+			name++;
+		} else if (star) {
+			glob = star + 1;
+			name = ++back;
+		} else {
+			return false;
+		}
+	}
+	while (*glob == '*')
+		glob++;
+	return !*glob;
+}
+
+int sh_cgroup_path_of(uint64_t id, char *buf, size_t n)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h;
+	char link[64];
+	int mfd, fd, err = 0;
+	ssize_t len;
+
+	mfd = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	memset(&h, 0, sizeof(h));
+	h.fh.handle_bytes = sizeof(uint64_t);
+	h.fh.handle_type = 0xfe; /* FILEID_KERNFS: a kernfs node by its id */
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		err = -errno;
+	close(mfd);
+	if (err)
+		return err;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	len = readlink(link, buf, n - 1);
+	if (len < 0)
+		err = -errno;
+	else if ((size_t)len >= n - 1)
+		err = -ENAMETOOLONG;
+	else
+		buf[len] = 0;
+	close(fd);
+	return err;
+}
+
 void sh_dir_of(const char *path, char *dir, size_t n)
 {
 	const char *slash = strrchr(path, '/');

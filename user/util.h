@@ -35,6 +35,14 @@ int sh_write_file(const char *path, const char *s);
  * 0, -ENOTDIR if it is not one, or -errno. level: depth below the root. */
 int sh_cgroup_id(const char *path, uint64_t *id);
 int sh_cgroup_id_level(const char *path, uint64_t *id, int *level);
+/* Is this `cgroup =` value a pattern (`*` or `?` in it)? */
+bool sh_cgroup_is_pattern(const char *path);
+/* A cgroup pattern's glob against a name: `*` any run of characters, `?`
+ * one, every other byte itself (what the programs match, bpf/cgroup.c). */
+bool sh_glob_match(const char *glob, const char *name);
+/* The path under /sys/fs/cgroup of the cgroup with this id (opened by
+ * its handle): 0, -ESTALE or -ENOENT once it is removed, or -errno. */
+int sh_cgroup_path_of(uint64_t id, char *buf, size_t n);
 /* The value of KEY in a flat-keyed cgroup file ("oom_kill 3" in
  * memory.events, "usage_usec 1200" in cpu.stat) of cgroup cg; a file
  * holding one number (memory.peak) with key NULL. 0, or -errno (-ENOENT:

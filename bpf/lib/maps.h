@@ -44,6 +44,21 @@ struct {
 	__type(value, struct sh_cgroup_tag);
 } tags SEC(".maps");
 
+/* Cgroup patterns (sharness.h): written by the policy apply. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SH_SLOTS * SH_MAX_PATTERNS);
+	__type(key, __u32);
+	__type(value, struct sh_cgroup_pattern);
+} cg_patterns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pattern_lost SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, SH_MAX_RULE_KEYS);

@@ -26,6 +26,7 @@
 #include "digest.h"
 #include "policy.h"
 #include "sharness.h"
+#include "util.h"
 
 /* room for an expected message naming two files */
 #define WANT_MAX (3 * PATH_MAX)
@@ -864,6 +865,50 @@ static void test_cgroup_paths(void **state)
 		      "5: non-canonical path '/sys/fs/cgroup//a' (contains '//')");
 }
 
+/* Patterns: '*' and '?' in the last component only, no '**', a last
+ * component the programs can hold; the good ones kept as written. */
+static void test_cgroup_patterns(void **state)
+{
+	struct sh_policy p;
+	struct sh_errors e = { 0 };
+	char longp[256];
+
+	(void)state;
+	snprintf(longp, sizeof(longp), "5: cgroup pattern '/sys/fs/cgroup/a/%.64s*': its last "
+		 "component is longer than 63 bytes", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	expect_errors("err_cgroup_pattern.policy", -EINVAL, 3,
+		      "3: cgroup pattern '/sys/fs/cgroup/a/**': '**' is not supported: a pattern "
+		      "names the children of one directory ('*' and '?' in its last component)",
+		      "4: cgroup pattern '/sys/fs/cgroup/a*/b': '*' and '?' may only stand in the "
+		      "last component (the directory above it is named as it is)", longp);
+	assert_int_equal(sh_policy_parse_file(dpath("cgroup_pattern.policy"), &p, &e), 0);
+	assert_int_equal(p.ncgroups, 2);
+	assert_string_equal(p.cgroups[0], "/sys/fs/cgroup/a/agent@*.service");
+	assert_true(sh_cgroup_is_pattern(p.cgroups[0]));
+	assert_false(sh_cgroup_is_pattern("/sys/fs/cgroup/a/agent@1.service"));
+	sh_policy_free(&p);
+}
+
+/* The daemon's matcher, which must agree with the programs' (bpf/cgroup.c). */
+static void test_glob_match(void **state)
+{
+	(void)state;
+	assert_true(sh_glob_match("agent@*.service", "agent@42.service"));
+	assert_true(sh_glob_match("agent@*.service", "agent@.service"));
+	assert_false(sh_glob_match("agent@*.service", "agent@42.scope"));
+	assert_false(sh_glob_match("agent@*.service", "xagent@1.service"));
+	assert_true(sh_glob_match("*", "anything"));
+	assert_true(sh_glob_match("a*b*c", "aXbYbZc"));
+	assert_false(sh_glob_match("a*b*c", "aXbYbZ"));
+	assert_true(sh_glob_match("run-u?.scope", "run-u7.scope"));
+	assert_false(sh_glob_match("run-u?.scope", "run-u17.scope"));
+	assert_true(sh_glob_match("libpod-*.scope", "libpod-0123456789abcdef.scope"));
+	assert_true(sh_glob_match("[a]*", "[a]x"));     /* '[' is itself */
+	assert_false(sh_glob_match("[a]*", "ax"));
+	assert_true(sh_glob_match("**x", "yyx"));
+	assert_false(sh_glob_match("x", ""));
+}
+
 static void test_cannot_open(void **state)
 {
 	struct sh_policy p;
@@ -1317,6 +1362,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_comments),
 		cmocka_unit_test(test_continuation),
 		cmocka_unit_test(test_cgroup_paths),
+		cmocka_unit_test(test_cgroup_patterns),
+		cmocka_unit_test(test_glob_match),
 		cmocka_unit_test(test_cannot_open),
 		cmocka_unit_test(test_too_many_rules),
 		cmocka_unit_test(test_error_flood_capped),

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cgroup patterns (sharness.h): a cgroup made under a pattern's directory
+ * with a name its last component matches is tagged here, by the
+ * tracepoint of its creation. cgroup_mkdir fires it after the cgroup is
+ * made and before kernfs_activate makes its directory visible, with
+ * cgroup_mutex held throughout: no process can be moved into the cgroup
+ * before its tag is in the map.
+ *
+ * The name is matched against the pattern table of each slot, so the tag
+ * carries the policy of the set in force and of the set a reload is
+ * preparing. The daemon writes a table only while its slot is not in
+ * force, then reads /proc/self/cgroup (which takes cgroup_mutex: every
+ * creation that may have read the table before it was written is then
+ * complete and visible) and recomputes the tags of every child of every
+ * pattern's directory. A creation after that reads the new table.
+ *
+ * A tag the map cannot take (it is full: SH_MAX_TAGGED tags in all) is
+ * counted in pattern_lost, which the daemon reports (log, audit
+ * record, status): that cgroup is not held. A tree cannot make cgroups
+ * (wall.c), so only the host fills the map; the daemon drops the tags of
+ * removed cgroups at every reload and every minute.
+ *
+ * Part of the one compilation unit sharness.bpf.c.
+ */
+#include "lib/verdict.h"
+
+/* A glob match in steps (bpf_loop): `*` any run of characters, `?` one;
+ * every other byte itself. Backtracks to the last star only, which is
+ * enough for globs of `*` and `?` (no classes). */
+struct glob_walk {
+	char name[SH_CGROUP_NAME_MAX];
+	char glob[SH_PATTERN_MAX];
+	__u32 nlen, plen, p, n, star_n;
+	__s32 star_p;
+	__s32 done;     /* 1: matches, -1: does not */
+};
+
+static long glob_step(__u32 i, void *ctx)
+{
+	struct glob_walk *w = ctx;
+	char pc = w->p < w->plen ? w->glob[w->p & (SH_PATTERN_MAX - 1)] : 0;
+
+	if (w->n >= w->nlen) {
+		/* The name is used up: only stars may be left of the glob. */
+		if (pc == '*') {
+			w->p++;
+			return 0;
+		}
+		w->done = w->p >= w->plen ? 1 : -1;
+		return 1;
+	}
+	if (pc == '*') {
+		w->star_p = w->p++;
+		w->star_n = w->n;
+	} else if (pc && (pc == '?' || pc == w->name[w->n & (SH_CGROUP_NAME_MAX - 1)])) {
+		w->p++;
+		w->n++;
+	} else if (w->star_p >= 0) {
+		w->p = w->star_p + 1;
+		w->n = ++w->star_n;
+	} else {
+		w->done = -1;
+		return 1;
+	}
+	return 0;
+}
+
+/* One slot's table against one name: the policy of the first pattern
+ * that matches (SH_POLICY_NONE for none). A loop of loops (bpf_loop in
+ * bpf_loop), so the verifier walks each body once. */
+struct pattern_scan {
+	struct glob_walk w;
+	__u64 parent;
+	__u32 slot;
+	__u16 policy;
+};
+
+static long pattern_one(__u32 i, void *ctx)
+{
+	struct pattern_scan *s = ctx;
+	__u32 idx = (s->slot & 1) * SH_MAX_PATTERNS + (i & (SH_MAX_PATTERNS - 1));
+	struct sh_cgroup_pattern *pat = bpf_map_lookup_elem(&cg_patterns, &idx);
+
+	if (!pat || !pat->parent)
+		return 1;       /* the table's end */
+	if (pat->parent != s->parent)
+		return 0;
+	__builtin_memcpy(s->w.glob, pat->glob, SH_PATTERN_MAX);
+	s->w.plen = pat->len < SH_PATTERN_MAX ? pat->len : SH_PATTERN_MAX - 1;
+	/* pad is 0. Read from the map, the walk's counters are values the
+	 * verifier does not know, so it checks glob_step once; from known
+	 * constants (6.12 follows them through every iteration of bpf_loop)
+	 * it would walk every step of the match. */
+	s->w.p = s->w.n = s->w.star_n = pat->pad;
+	s->w.star_p = (__s32)pat->pad - 1;
+	s->w.done = 0;
+	bpf_loop(SH_CGROUP_NAME_MAX * SH_PATTERN_MAX, glob_step, &s->w, 0);
+	if (s->w.done != 1)
+		return 0;
+	s->policy = pat->policy;
+	return 1;
+}
+
+static __always_inline __u16 pattern_policy(struct pattern_scan *s, __u32 slot)
+{
+	s->slot = slot;
+	s->policy = SH_POLICY_NONE;
+	bpf_loop(SH_MAX_PATTERNS, pattern_one, s, 0);
+	return s->policy;
+}
+
+static __always_inline bool table_empty(__u32 slot)
+{
+	__u32 idx = slot * SH_MAX_PATTERNS;
+	struct sh_cgroup_pattern *pat = bpf_map_lookup_elem(&cg_patterns, &idx);
+
+	return !pat || !pat->parent;
+}
+
+static __always_inline void pattern_lost_one(void)
+{
+	__u32 zero = 0;
+	__u64 *lost = bpf_map_lookup_elem(&pattern_lost, &zero);
+
+	if (lost)
+		__sync_fetch_and_add(lost, 1);
+}
+
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
+{
+	struct sh_cgroup_tag tag = { .run_id = SH_TAG_PATTERN };
+	struct pattern_scan s;
+	__u64 id;
+	long len;
+
+	if (table_empty(0) && table_empty(1))
+		return 0;
+	id = BPF_CORE_READ(cgrp, kn, id);
+	s.parent = BPF_CORE_READ(cgrp, kn, parent, id);
+	len = bpf_probe_read_kernel_str(s.w.name, sizeof(s.w.name), BPF_CORE_READ(cgrp, kn, name));
+	if (len <= 0) {
+		/* Unreadable: it may match, so it is counted as lost. */
+		pattern_lost_one();
+		return 0;
+	}
+	s.w.nlen = len - 1;
+	tag.policy[0] = pattern_policy(&s, 0);
+	tag.policy[1] = pattern_policy(&s, 1);
+	if (tag.policy[0] == SH_POLICY_NONE && tag.policy[1] == SH_POLICY_NONE)
+		return 0;
+	if (bpf_map_update_elem(&tags, &id, &tag, BPF_ANY))
+		pattern_lost_one();
+	return 0;
+}

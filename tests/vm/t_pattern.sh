@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Cgroup patterns: `cgroup = DIR/agent@*.service` tags a matching cgroup as
+# it is made, in the kernel, before a process can enter it (a process moved
+# in by the same shell command that made it is refused its first
+# disallowed exec); one that exists at load is tagged by the load; a
+# sibling that does not match stays free; cgroup v2 does not rename; the
+# tree cannot make a cgroup of its own to leave by; status, records,
+# untag, reload, a stopped daemon and the pattern's removal.
+. "$(dirname "$0")/lib.sh"
+
+P=$SH_TMP/policies
+VMB=$SH_BUILD/tests/vm
+D=/sys/fs/cgroup/t_pattern
+NL=$'\n'
+rmdir "$D"/*/* "$D"/* "$D" 2>/dev/null
+# What a process placed in cgroup $1 may run: /usr/bin/true is allowed,
+# /usr/bin/id is not.
+BOTH="i=\$($VMB/try exec /usr/bin/id -u); [ \"\$i\" = 0 ] && i=ok || i=\${i#err }
+$VMB/try exec /usr/bin/true >/dev/null && t=ok || t=EPERM
+echo \"id=\$i true=\$t\""
+in_cg() { /usr/bin/bash -c "echo \$\$ >$1/cgroup.procs && $BOTH"; }
+# made_in NAME: the cgroup made and entered by one shell command, then
+# both execs: nothing runs between the mkdir and the move.
+made_in() { /usr/bin/bash -c "mkdir $D/$1 && echo \$\$ >$D/$1/cgroup.procs && $BOTH"; }
+policy() { # [PATTERN]
+	{
+		printf '[policy]\nname = pat1\n'
+		[ -z "${1:-}" ] || printf 'cgroup = %s\n' "$1"
+		printf '[exec]\nallow = /usr/bin/bash\nallow = /usr/bin/true\nallow = %s/\n' "$VMB"
+	} >"$P/pat1.policy"
+}
+
+start_daemon || { fail "daemon starts"; exit 1; }
+
+# ---- a pattern whose directory is missing: FILE:LINE, check and reload agree
+policy "$D/agent@*.service"
+out=$($CTL policy reload 2>&1)
+check "a pattern under a missing directory: reload refused (2)" "$?" 2
+check_match "... FILE:LINE says the directory is no cgroup" "$out" \
+	"$P/pat1.policy:3: cgroup pattern '?$D/agent@\\*\\.service'?: its directory is not a cgroup v2 directory"
+out2=$($SH_BUILD/sharnessctl policy check "$P/pat1.policy" 2>&1)
+check "... policy check says the same (exit 1)" "$?:$(grep -c "$P/pat1.policy:3: cgroup pattern" <<<"$out2")" "1:1"
+printf '[policy]\nname = pat2\ncgroup = %s/a*/b\n' "$D" >"$P/pat2.policy"
+out=$($CTL policy reload 2>&1)
+check_match "a glob above the last component: FILE:LINE" "$out" \
+	"$P/pat2.policy:3: cgroup pattern '?$D/a\\*/b'?: '\\*' and '\\?' may only stand in the last component"
+rm -f "$P/pat2.policy"
+
+# ---- load: the match that exists is tagged, its sibling is not ------------
+mkdir -p "$D/agent@0.service" "$D/other.service"
+out=$($CTL policy reload 2>&1)
+check "the pattern loads once its directory exists" "$?" 0
+check "a match that existed at load is held" "$(in_cg "$D/agent@0.service")" "id=EPERM true=ok"
+check "... its sibling that does not match is free" "$(in_cg "$D/other.service")" "id=ok true=ok"
+
+# ---- made after load: tagged in the kernel before anything enters --------
+d0=$(counter deny_exec)
+check "a match made and entered in one command: its first disallowed exec refused" \
+	"$(made_in agent@1.service)" "id=EPERM true=ok"
+check "... counted by the programs" "$(($(counter deny_exec) - d0))" 1
+check "... the record names the policy and the cgroup made" \
+	"$(audit_wait ".policy == \"pat1\" and .cgroup == \"$D/agent@1.service\" and .target == \"/usr/bin/id\"")" 1
+check "... a non-matching sibling made the same way is free" "$(made_in worker-1.service)" "id=ok true=ok"
+check "... a cgroup below a match is in its tree" \
+	"$(mkdir "$D/agent@1.service/sub" && in_cg "$D/agent@1.service/sub")" "id=EPERM true=ok"
+
+# ---- cgroup v2 renames no cgroup: a name is the one it was made with ------
+mv "$D/worker-1.service" "$D/agent@9.service" 2>/dev/null
+check "a cgroup cannot be renamed into a match (cgroup v2)" \
+	"$?:$([ -d "$D/worker-1.service" ] && echo kept)" "1:kept"
+
+# ---- the tree cannot make a cgroup to leave by ----------------------------
+out=$(/usr/bin/bash -c "echo \$\$ >$D/agent@0.service/cgroup.procs && exec $VMB/try mkdir $D/free")
+check "a tree's mkdir in cgroupfs is refused" "$out" "err EPERM"
+check "... recorded under the cgroup hook" \
+	"$(audit_wait ".policy == \"pat1\" and .hook == \"cgroup\" and .op == \"mkdir\" and .cgroup == \"$D/agent@0.service\"")" 1
+check "... nothing made" "$([ -e "$D/free" ] && echo made || echo none)" none
+check "... its twin outside makes one" "$($VMB/try mkdir "$D/free"; rmdir "$D/free")" ok
+
+# ---- status, untag, reload, a stopped daemon ------------------------------
+st=$($CTL status --json)
+check "status --json: the pattern among the policy's cgroups" \
+	"$(jq -r '.loaded_policies[] | select(.name == "pat1") | .cgroups[0]' <<<"$st")" "$D/agent@*.service"
+check "... and the cgroups it tagged, source pattern" \
+	"$(jq -r '[.tagged_cgroups[] | select(.source == "pattern" and .policy == "pat1") | .path] | sort | join(" ")' <<<"$st")" \
+	"$D/agent@0.service $D/agent@1.service"
+check "... none lost" "$(jq -r .pattern_lost <<<"$st")" 0
+check_match "status names the pattern" "$($CTL status)" "cgroup pattern: $D/agent@\\*\\.service  pat1"
+out=$($CTL untag "$D/agent@1.service" 2>&1)
+check "untag of a pattern's cgroup: refused" "$?" 1
+check_match "... and says why" "$out" "tagged by a cgroup pattern of policy 'pat1'"
+touch "$P/pat1.policy"
+$CTL policy reload >/dev/null 2>&1
+check "a reload keeps the pattern's trees held" "$(in_cg "$D/agent@1.service")" "id=EPERM true=ok"
+policy "$D/agent@?.service"
+$CTL policy reload >/dev/null 2>&1
+check "a reload to agent@?.service: a one-character instance made now is held" \
+	"$(made_in agent@5.service)" "id=EPERM true=ok"
+check "... a two-character one is free" "$(made_in agent@10.service)" "id=ok true=ok"
+check "... and the trees it still matches stay held" "$(in_cg "$D/agent@1.service")" "id=EPERM true=ok"
+rmdir "$D/agent@10.service" "$D/agent@5.service"
+policy "$D/agent@*.service"
+$CTL policy reload >/dev/null 2>&1
+stop_daemon
+check "with the daemon stopped, a match made is still held (the programs tag it)" \
+	"$(made_in agent@2.service)" "id=EPERM true=ok"
+start_daemon || { fail "daemon restarts"; exit 1; }
+check "... and the next daemon lists it" \
+	"$($CTL status --json | jq -r '[.tagged_cgroups[] | select(.source == "pattern") | .path] | index("'"$D"'/agent@2.service") != null')" true
+
+# ---- a removed cgroup's tag goes; the pattern's removal frees its trees ---
+rmdir "$D/agent@2.service"
+check "a removed cgroup is no longer listed" \
+	"$($CTL status --json | jq -r '[.tagged_cgroups[] | .path] | index("'"$D"'/agent@2.service")')" null
+policy
+$CTL policy reload >/dev/null 2>&1
+check "the pattern removed: its trees are free" "$(in_cg "$D/agent@1.service")" "id=ok true=ok"
+check "... and a match made now is free" "$(made_in agent@3.service)" "id=ok true=ok"
+check "... nothing tagged" "$(counter tagged)" 0
+rmdir "$D"/*/* "$D"/* "$D" 2>/dev/null
+
+check_log_valid
+exit 0

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cgroup patterns (sharness.h, bpf/cgroup.c) on the daemon's side: the
+ * pattern table of a slot, the tags of the cgroups that already exist
+ * when a set is applied, and the tags the programs make as cgroups are
+ * created: their paths (status, records), and their end once the cgroup
+ * is removed or no pattern of the set in force matches it.
+ *
+ * A set is applied as every other part of it is: its table is written in
+ * the slot not in force, the tags get their policy in that slot, and the
+ * store that switches slots puts both in force. Between the table and the
+ * tags, the daemon reads /proc/self/cgroup: the kernel takes cgroup_mutex
+ * for that, which a cgroup's creation holds from the tracepoint that tags
+ * it to the moment its directory appears. A creation that read the table
+ * before it was written is then finished and listed in its directory,
+ * where the scan below finds it; any later one reads the new table.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "enforcer_int.h"
+#include "sharness.skel.h"
+#include "util.h"
+
+#define GC_EVERY_MS 60000
+
+/* A set's patterns in table order: policy by policy, line by line. */
+struct pat {
+	uint64_t parent;
+	uint16_t policy;
+	const char *glob;      /* in the policy's string */
+	char *dir;
+};
+
+static void pats_free(struct pat *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].dir);
+}
+
+/* The patterns of set (at most SH_MAX_PATTERNS) in v: how many, or -errno
+ * (in errs, when given: a directory that is not a cgroup). */
+static int set_patterns(const struct sh_policy_set *set, struct pat *v, struct sh_errors *errs)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < set->n; k++) {
+		const struct sh_policy *p = &set->pols[k];
+
+		for (size_t c = 0; c < p->ncgroups; c++) {
+			const char *cg = p->cgroups[c];
+			char dir[PATH_MAX];
+			int err;
+
+			if (!sh_cgroup_is_pattern(cg))
+				continue;
+			if (n == SH_MAX_PATTERNS) {
+				if (errs)
+					sh_errors_add(errs, "more than %d cgroup patterns in all",
+						      SH_MAX_PATTERNS);
+				pats_free(v, n);
+				return -E2BIG;
+			}
+			sh_dir_of(cg, dir, sizeof(dir));
+			v[n] = (struct pat){ .policy = k, .glob = strrchr(cg, '/') + 1,
+					     .dir = strdup(dir) };
+			err = v[n].dir ? sh_cgroup_id(dir, &v[n].parent) : -ENOMEM;
+			if (err) {
+				if (errs)
+					sh_errors_add(errs, "%s:%d: cgroup pattern %s: %s", p->file,
+						      p->cgroup_lines ? p->cgroup_lines[c] : 0, cg,
+						      err == -ENOTDIR ? "its directory is not a cgroup"
+								      : strerror(-err));
+				free(v[n].dir);
+				pats_free(v, n);
+				return err;
+			}
+			n++;
+		}
+	}
+	return (int)n;
+}
+
+static uint16_t first_match(const struct pat *v, size_t n, uint64_t parent, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].parent == parent && sh_glob_match(v[i].glob, name))
+			return v[i].policy;
+	return SH_POLICY_NONE;
+}
+
+bool sh_patterns_any(const struct sh_policy_set *set)
+{
+	for (size_t k = 0; k < set->n; k++)
+		for (size_t c = 0; c < set->pols[k].ncgroups; c++)
+			if (sh_cgroup_is_pattern(set->pols[k].cgroups[c]))
+				return true;
+	return false;
+}
+
+int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		      struct sh_errors *errs)
+{
+	int fd = bpf_map__fd(e->skel->maps.cg_patterns);
+	struct pat v[SH_MAX_PATTERNS];
+	struct sh_cgroup_pattern empty = { 0 };
+	int n = set_patterns(set, v, errs), err = 0;
+	uint32_t base = ns * SH_MAX_PATTERNS, idx;
+
+	if (n < 0)
+		return n;
+	/* The table ends at its first entry, so it is empty while it is
+	 * written and whole once entry 0 is. */
+	if (bpf_map_update_elem(fd, &base, &empty, BPF_ANY))
+		err = -errno;
+	for (int i = n; !err && i >= 1; i--) {
+		struct sh_cgroup_pattern t = { 0 };
+
+		if (i < n) {
+			t.parent = v[i].parent;
+			t.policy = v[i].policy;
+			t.len = strlen(v[i].glob);
+			memcpy(t.glob, v[i].glob, t.len);
+		}
+		idx = base + i;
+		if (i < SH_MAX_PATTERNS && bpf_map_update_elem(fd, &idx, &t, BPF_ANY))
+			err = -errno;
+	}
+	if (!err && n) {
+		struct sh_cgroup_pattern t = { .parent = v[0].parent, .policy = v[0].policy,
+					       .len = strlen(v[0].glob) };
+
+		memcpy(t.glob, v[0].glob, t.len);
+		if (bpf_map_update_elem(fd, &base, &t, BPF_ANY))
+			err = -errno;
+	}
+	if (err)
+		sh_errors_add(errs, "cannot write the cgroup patterns: %s", strerror(-err));
+	pats_free(v, n);
+	return err;
+}
+
+/* Every cgroup creation that began before now has finished (see above). */
+static int creations_done(void)
+{
+	char buf[4096];
+	ssize_t n = sh_read_file("/proc/self/cgroup", buf, sizeof(buf));
+
+	return n < 0 ? (int)n : 0;
+}
+
+int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
+		     struct sh_errors *errs)
+{
+	int fd = bpf_map__fd(e->skel->maps.tags);
+	struct pat nv[SH_MAX_PATTERNS], ov[SH_MAX_PATTERNS];
+	int n, on, err;
+	uint64_t key, next;
+	void *prev = NULL;
+
+	err = creations_done();
+	if (err) {
+		sh_errors_add(errs, "cannot read /proc/self/cgroup: %s", strerror(-err));
+		return err;
+	}
+	n = set_patterns(set, nv, errs);
+	if (n < 0)
+		return n;
+	on = set_patterns(&e->set, ov, NULL);
+	if (on < 0)
+		on = 0;   /* the set in force no longer resolves: its slot gets none */
+	/* Every pattern tag loses its policy in slot ns; the scan gives it
+	 * back to those a pattern of the new set matches. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sh_cgroup_tag t;
+
+		if (!bpf_map_lookup_elem(fd, &next, &t) && (t.run_id & SH_TAG_PATTERN) &&
+		    t.policy[ns] != SH_POLICY_NONE) {
+			t.policy[ns] = SH_POLICY_NONE;
+			bpf_map_update_elem(fd, &next, &t, BPF_EXIST);
+		}
+		key = next;
+		prev = &key;
+	}
+	for (int i = 0; i < n && !err; i++) {
+		struct dirent *de;
+		DIR *d;
+		bool seen = false;
+
+		for (int j = 0; j < i; j++)
+			seen |= nv[j].parent == nv[i].parent;
+		if (seen)
+			continue;
+		d = opendir(nv[i].dir);
+		if (!d) {
+			err = -errno;
+			sh_errors_add(errs, "cgroup pattern directory %s: %s", nv[i].dir,
+				      strerror(-err));
+			break;
+		}
+		while (!err && (de = readdir(d))) {
+			struct sh_cgroup_tag t = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE },
+						   .run_id = SH_TAG_PATTERN };
+			char path[PATH_MAX];
+			uint16_t pol = first_match(nv, n, nv[i].parent, de->d_name);
+			uint64_t id;
+
+			if (de->d_type != DT_DIR || de->d_name[0] == '.' || pol == SH_POLICY_NONE)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", nv[i].dir, de->d_name);
+			if (sh_cgroup_id(path, &id))
+				continue;   /* removed since */
+			if (!bpf_map_lookup_elem(fd, &id, &t) && !(t.run_id & SH_TAG_PATTERN))
+				continue;   /* named by a cgroup line, or a run's: that tag stands */
+			if (!(t.run_id & SH_TAG_PATTERN) || t.policy[!ns] == SH_POLICY_NONE)
+				t.policy[!ns] = first_match(ov, on, nv[i].parent, de->d_name);
+			t.run_id = SH_TAG_PATTERN;
+			t.policy[ns] = pol;
+			if (bpf_map_update_elem(fd, &id, &t, BPF_ANY)) {
+				err = -errno;
+				sh_errors_add(errs, "cannot tag %s (cgroup pattern): %s", path,
+					      strerror(-err));
+			}
+		}
+		closedir(d);
+	}
+	pats_free(nv, n);
+	pats_free(ov, on);
+	return err;
+}
+
+/* ---- the tags the patterns made, once a set is in force -------------- */
+
+static void ptag_clear(struct sh_enforcer *e)
+{
+	sh_enforcer_free_tags(e->ptags, e->nptags);
+	e->ptags = NULL;
+	e->nptags = 0;
+}
+
+/* e->ptags gets the tag of cgroup id (policy id of the slot in force):
+ * its entry, or NULL if it cannot be named (removed: -ESTALE in *gone). */
+static const struct sh_tag_entry *ptag_add(struct sh_enforcer *e, uint64_t id, uint16_t policy,
+					   bool *gone)
+{
+	struct sh_tag_entry *t;
+	char path[PATH_MAX];
+	const char *name;
+	int err = sh_cgroup_path_of(id, path, sizeof(path));
+
+	*gone = err == -ESTALE || err == -ENOENT;
+	name = policy < SH_MAX_POLICIES ? e->names[e->slot][policy] : NULL;
+	if (err || !name)
+		return NULL;
+	t = realloc(e->ptags, (e->nptags + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	e->ptags = t;
+	t = &t[e->nptags];
+	*t = (struct sh_tag_entry){ .cgid = id, .from_policy = true, .pattern = true,
+				    .path = strdup(path), .policy = strdup(name) };
+	if (!t->path || !t->policy) {
+		free(t->path);
+		free(t->policy);
+		return NULL;
+	}
+	e->nptags++;
+	return t;
+}
+
+void sh_patterns_refresh(struct sh_enforcer *e)
+{
+	int fd = bpf_map__fd(e->skel->maps.tags), lfd = bpf_map__fd(e->skel->maps.pattern_lost);
+	uint64_t key, next, *drop = NULL, lost = 0;
+	size_t ndrop = 0, cap = 0;
+	void *prev = NULL;
+	uint32_t zero = 0;
+
+	ptag_clear(e);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sh_cgroup_tag t;
+		bool gone = false;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &next, &t) || !(t.run_id & SH_TAG_PATTERN))
+			continue;
+		/* No pattern in force matches it, or its cgroup is gone. */
+		if (t.policy[e->slot] == SH_POLICY_NONE ||
+		    (!ptag_add(e, next, t.policy[e->slot], &gone) && gone)) {
+			if (ndrop == cap) {
+				uint64_t *nd = realloc(drop, (cap = cap ? cap * 2 : 16) * sizeof(*nd));
+
+				if (!nd)
+					break;
+				drop = nd;
+			}
+			drop[ndrop++] = next;
+		}
+	}
+	for (size_t i = 0; i < ndrop; i++)
+		bpf_map_delete_elem(fd, &drop[i]);
+	free(drop);
+	if (!bpf_map_lookup_elem(lfd, &zero, &lost) && lost > e->pattern_lost_seen) {
+		sh_log("error: %llu cgroup(s) matching a cgroup pattern could not be tagged "
+		       "(the tag map holds %d): they are not held; remove finished cgroups "
+		       "or name fewer", (unsigned long long)(lost - e->pattern_lost_seen),
+		       SH_MAX_TAGGED);
+		e->pattern_lost_seen = lost;
+	}
+	e->pattern_gc_ms = sh_now_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+void sh_patterns_tick(struct sh_enforcer *e)
+{
+	if (!sh_patterns_any(&e->set))
+		return;
+	if (sh_now_ns(CLOCK_MONOTONIC) / 1000000 - e->pattern_gc_ms >= GC_EVERY_MS)
+		sh_patterns_refresh(e);
+}
+
+const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id)
+{
+	int fd = bpf_map__fd(e->skel->maps.tags);
+	struct sh_cgroup_tag t;
+	bool gone;
+
+	for (size_t i = 0; i < e->nptags; i++)
+		if (e->ptags[i].cgid == id)
+			return &e->ptags[i];
+	if (bpf_map_lookup_elem(fd, &id, &t) || !(t.run_id & SH_TAG_PATTERN) ||
+	    t.policy[e->slot] == SH_POLICY_NONE)
+		return NULL;
+	return ptag_add(e, id, t.policy[e->slot], &gone);
+}
+
+uint64_t sh_patterns_lost(struct sh_enforcer *e)
+{
+	uint64_t lost = 0;
+	uint32_t zero = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.pattern_lost), &zero, &lost);
+	return lost;
+}

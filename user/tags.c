@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tagging and untagging one cgroup while a set is in force: `sharnessctl
+ * tag`/`untag` and the cgroups of runs. The programs are attached before
+ * a tag is written; every change bumps the tag generation, so what the
+ * programs remember of the cgroup is looked up again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "enforcer_int.h"
+#include "sharness.skel.h"
+#include "util.h"
+
+int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
+		    uint32_t run_id, char *errbuf, size_t errlen)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	struct sh_cgroup_tag v = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE } };
+	struct sh_tag_entry *t;
+	uint64_t id;
+	int idx, err;
+
+	if (strpbrk(cgroup, "\t\n")) {
+		snprintf(errbuf, errlen, "cgroup path must not contain tabs or newlines");
+		return -EINVAL;
+	}
+	idx = sh_policy_index(&e->set, policy);
+	if (idx < 0) {
+		sh_policy_not_found(&e->set, policy, errbuf, errlen);
+		return -ENOENT;
+	}
+	err = sh_tag_id(cgroup, &id, errbuf, errlen);
+	if (err)
+		return err;
+	for (size_t i = 0; i < e->ntags; i++)
+		if (e->tags[i].cgid == id) {
+			snprintf(errbuf, errlen, "%s is already tagged with policy '%s'",
+				 cgroup, e->tags[i].policy);
+			return -EEXIST;
+		}
+	t = realloc(e->tags, (e->ntags + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	e->tags = t;
+	t = &e->tags[e->ntags];
+	*t = (struct sh_tag_entry){ .cgid = id, .run_id = run_id,
+		.path = strdup(cgroup), .policy = strdup(policy) };
+	if (!t->path || !t->policy) {
+		free(t->path);
+		free(t->policy);
+		return -ENOMEM;
+	}
+	v.policy[e->slot] = idx;
+	v.run_id = run_id;
+	/* The programs are attached before the tag is written. */
+	err = sh_enforcer_wake(e);
+	if (err) {
+		snprintf(errbuf, errlen, "cannot tag %s: the programs cannot be attached: %s",
+			 cgroup, strerror(-err));
+		free(t->path);
+		free(t->policy);
+		return err;
+	}
+	/* A verdict "outside" remembered under the generation in force is
+	 * forgotten before the tag counts (and again after). */
+	sh_bump_gen(e);
+	if (bpf_map_update_elem(tags_fd, &id, &v, BPF_NOEXIST)) {
+		err = -errno;
+		snprintf(errbuf, errlen, "cannot tag %s: %s", cgroup, strerror(-err));
+		free(t->path);
+		free(t->policy);
+		return err;
+	}
+	e->ntags++;
+	e->skel->bss->ntagged = e->skel->bss->ntagged + 1;
+	sh_bump_gen(e);
+	sh_enforcer_save_state(e);
+	return 0;
+}
+
+int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
+{
+	int tags_fd = bpf_map__fd(e->skel->maps.tags);
+	uint64_t id;
+	int err;
+
+	/* A removed cgroup is found by the path it was tagged under. */
+	err = sh_cgroup_id(cgroup, &id);
+	if (err)
+		id = 0;
+	for (size_t i = 0; i < e->ntags; i++) {
+		struct sh_tag_entry *t = &e->tags[i];
+
+		if (id ? t->cgid != id : strcmp(t->path, cgroup) != 0)
+			continue;
+		id = t->cgid;
+		if (t->from_policy) {
+			snprintf(errbuf, errlen, "%s is tagged by policy '%s' (cgroup = line); "
+				 "remove it there and reload", cgroup, t->policy);
+			return -EPERM;
+		}
+		if (bpf_map_delete_elem(tags_fd, &id) && errno != ENOENT) {
+			err = -errno;
+			snprintf(errbuf, errlen, "cannot untag %s: %s", cgroup, strerror(-err));
+			return err;
+		}
+		free(t->path);
+		free(t->policy);
+		memmove(t, t + 1, (e->ntags - i - 1) * sizeof(*t));
+		e->ntags--;
+		if (e->skel->bss->ntagged)
+			e->skel->bss->ntagged = e->skel->bss->ntagged - 1;
+		sh_bump_gen(e);
+		sh_enforcer_save_state(e);
+		return 0;
+	}
+	if (id) {
+		const struct sh_tag_entry *t = sh_patterns_tag(e, id);
+
+		if (t) {
+			snprintf(errbuf, errlen, "%s is tagged by a cgroup pattern of policy '%s'; "
+				 "remove the pattern there and reload", cgroup, t->policy);
+			return -EPERM;
+		}
+	}
+	snprintf(errbuf, errlen, "%s is not tagged", cgroup);
+	return -ENOENT;
+}
