@@ -206,16 +206,28 @@ static bool own_map(struct judge *j, __u32 id)
 	return true;
 }
 
-/* Whether the link is on program p's own hook (its section, lsm/HOOK). */
-static bool on_its_hook(const struct judge *j, const struct bpf_program *p,
+/* Whether link fd (info li) is on program p's own hook: its section,
+ * lsm/HOOK, an LSM link on bpf_lsm_HOOK; tp_btf/TP (bpf/cgroup.c), a raw
+ * tracepoint link on TP. */
+static bool on_its_hook(const struct judge *j, const struct bpf_program *p, int fd,
 			const struct bpf_link_info *li)
 {
 	const char *sec = bpf_program__section_name(p), *hook = strchr(sec, '/');
 	char fn[128];
 
+	if (hook && !strncmp(sec, "tp_btf/", 7)) {
+		struct bpf_link_info ti = {};
+		__u32 len = sizeof(ti);
+
+		ti.raw_tracepoint.tp_name = (__u64)(unsigned long)fn;
+		ti.raw_tracepoint.tp_name_len = sizeof(fn);
+		return li->type == BPF_LINK_TYPE_RAW_TRACEPOINT &&
+		       !bpf_obj_get_info_by_fd(fd, &ti, &len) && !strcmp(fn, hook + 1);
+	}
 	if (!hook || snprintf(fn, sizeof(fn), "bpf_lsm_%s", hook + 1) >= (int)sizeof(fn))
 		return false;
-	return btf__find_by_name_kind(j->vmlinux, fn, BTF_KIND_FUNC) ==
+	return li->type == BPF_LINK_TYPE_TRACING && li->tracing.attach_type == BPF_LSM_MAC &&
+	       btf__find_by_name_kind(j->vmlinux, fn, BTF_KIND_FUNC) ==
 	       (int)li->tracing.target_btf_id;
 }
 
@@ -238,8 +250,7 @@ static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
 		why = strerror(errno);
 		goto fail;
 	}
-	if (li.type != BPF_LINK_TYPE_TRACING || li.tracing.attach_type != BPF_LSM_MAC ||
-	    !on_its_hook(j, p, &li)) {
+	if (!on_its_hook(j, p, r->link_fd[i], &li)) {
 		why = "not a link on its hook";
 		goto fail;
 	}
@@ -256,7 +267,9 @@ static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
 		why = strerror(errno);
 		goto fail;
 	}
-	if (pi.type != BPF_PROG_TYPE_LSM || strncmp(pi.name, name, sizeof(pi.name) - 1)) {
+	if (pi.type != (strncmp(bpf_program__section_name(p), "tp_btf/", 7) ? BPF_PROG_TYPE_LSM
+									   : BPF_PROG_TYPE_TRACING) ||
+	    strncmp(pi.name, name, sizeof(pi.name) - 1)) {
 		why = "another program";
 		goto fail;
 	}

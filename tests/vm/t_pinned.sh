@@ -181,7 +181,7 @@ check "fresh maps: the run ended normally" "$?" 0
 # Resting: with nothing tagged (here at once, --detach-idle 0) the programs
 # are detached, still loaded, and attached again before the next tag is
 # written; the host's hooks run nothing meanwhile.
-tracing_links() { bpftool -j link show | jq '[.[] | select(.type=="tracing")] | length'; }
+tracing_links() { bpftool -j link show | jq '[.[] | select(.type=="tracing" or .type=="raw_tracepoint")] | length'; }
 opens() { bpftool -j prog show | jq '[.[] | select(.name=="sh_file_open") | .run_cnt // 0] | add // 0'; }
 resting() { [ "$($CTL status --json | jq .resting)" = true ]; }
 awake() { [ "$($CTL status --json | jq .resting)" = false ]; }
