@@ -141,6 +141,9 @@ const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
  * loaded (the tag map full). */
 const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n);
 uint64_t sh_patterns_lost(struct sh_enforcer *e);
+/* Patterns in force whose directory was removed (or made again) since they
+ * were loaded: they tag nothing until a reload. */
+unsigned sh_patterns_stale(struct sh_enforcer *e);
 /* Is cgroup id tagged, by the daemon or by a pattern, in the set in force? */
 bool sh_enforcer_tagged_id(struct sh_enforcer *e, uint64_t id);
 const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id);

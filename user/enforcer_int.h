@@ -33,6 +33,7 @@ struct sh_enforcer {
 	size_t nptags;
 	uint64_t pattern_gc_ms;                 /* ptags last looked up, removed ones dropped */
 	uint64_t pattern_lost_seen;             /* pattern_lost already logged */
+	uint32_t patterns_stale;                /* table entries whose directory went */
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
 	bool attached;                          /* links made (and pinned) */

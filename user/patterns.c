@@ -277,6 +277,40 @@ static const struct sh_tag_entry *ptag_add(struct sh_enforcer *e, uint64_t id, u
 	return t;
 }
 
+/* The patterns in force whose directory is no longer the cgroup their
+ * table entry names (removed, or removed and made again: a new id): they
+ * match nothing until a reload. Counted in e->patterns_stale, each logged
+ * once. */
+static void check_dirs(struct sh_enforcer *e)
+{
+	int fd = bpf_map__fd(e->skel->maps.cg_patterns);
+	const struct sh_policy_set *set = &e->set;
+	uint32_t i = 0, stale = 0;
+
+	for (size_t k = 0; k < set->n; k++)
+		for (size_t c = 0; c < set->pols[k].ncgroups; c++) {
+			const char *cg = set->pols[k].cgroups[c];
+			uint32_t idx = e->slot * SH_MAX_PATTERNS + i;
+			struct sh_cgroup_pattern t;
+			char dir[PATH_MAX];
+			uint64_t id = 0;
+
+			if (!sh_cgroup_is_pattern(cg) || i >= SH_MAX_PATTERNS)
+				continue;
+			sh_dir_of(cg, dir, sizeof(dir));
+			if (bpf_map_lookup_elem(fd, &idx, &t) || sh_cgroup_id(dir, &id) ||
+			    id != t.parent) {
+				if (!(e->patterns_stale & (1u << i)))
+					sh_log("error: cgroup pattern %s: its directory is no longer "
+					       "the cgroup the policy loaded with (removed, or made "
+					       "again): nothing is tagged by it until a reload", cg);
+				stale |= 1u << i;
+			}
+			i++;
+		}
+	e->patterns_stale = stale;
+}
+
 void sh_patterns_refresh(struct sh_enforcer *e)
 {
 	int fd = bpf_map__fd(e->skel->maps.tags), lfd = bpf_map__fd(e->skel->maps.pattern_lost);
@@ -317,7 +351,13 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 		       SH_MAX_TAGGED);
 		e->pattern_lost_seen = lost;
 	}
+	check_dirs(e);
 	e->pattern_gc_ms = sh_now_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+unsigned sh_patterns_stale(struct sh_enforcer *e)
+{
+	return (unsigned)__builtin_popcount(e->patterns_stale);
 }
 
 void sh_patterns_tick(struct sh_enforcer *e)

@@ -208,6 +208,8 @@ static void status_json_more(struct sh_daemon *d, struct sh_buf *b)
 	sh_json_close(b, ']');
 	/* Cgroups a pattern matched that the tag map could not take. */
 	sh_json_uint_field(b, "pattern_lost", sh_patterns_lost(d->enf));
+	/* Patterns whose directory was made again: they match nothing. */
+	sh_json_uint_field(b, "patterns_stale", sh_patterns_stale(d->enf));
 	sh_json_open(b, "violations", '[');
 	for (size_t i = 0; i < d->metrics.n; i++) {
 		const struct sh_metric_count *m = &d->metrics.v[i];
@@ -348,6 +350,9 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 			if (sh_cgroup_is_pattern(set->pols[i].cgroups[k]))
 				sh_ctl_reply(fd, 'O', "cgroup pattern: %s  %s\n",
 					     set->pols[i].cgroups[k], set->pols[i].name);
+	if (sh_patterns_stale(d->enf))
+		sh_ctl_reply(fd, 'O', "cgroup patterns whose directory was removed or made again "
+			     "(they tag nothing until a reload): %u\n", sh_patterns_stale(d->enf));
 	if (sh_patterns_lost(d->enf))
 		sh_ctl_reply(fd, 'O', "cgroups a pattern matched and could not tag (the tag map "
 			     "is full): %llu\n", (unsigned long long)sh_patterns_lost(d->enf));

@@ -109,6 +109,21 @@ start_daemon || { fail "daemon restarts"; exit 1; }
 check "... and the next daemon lists it" \
 	"$($CTL status --json | jq -r '[.tagged_cgroups[] | select(.source == "pattern") | .path] | index("'"$D"'/agent@2.service") != null')" true
 
+# ---- a pattern's directory made again: the pattern says so, a reload follows
+mkdir -p "$D/re"
+sed -e 's/name = pat1/name = pat2/' -e "s|^cgroup = .*|cgroup = $D/re/job-*|" "$P/pat1.policy" >"$P/pat2.policy"
+$CTL policy reload >/dev/null 2>&1
+check "a second policy's pattern: its match held" "$(made_in re/job-1)" "id=EPERM true=ok"
+rmdir "$D/re/job-1" "$D/re" && mkdir "$D/re"
+check "its directory made again: status counts the pattern stale" \
+	"$($CTL status --json | jq -r .patterns_stale)" 1
+check_match "... and the log says a reload is needed" "$(cat "$SH_TMP/daemon.err")" \
+	"cgroup pattern $D/re/job-\\*: its directory is no longer the cgroup the policy loaded with"
+$CTL policy reload >/dev/null 2>&1
+check "after a reload: nothing stale" "$($CTL status --json | jq -r .patterns_stale)" 0
+check "... and a match made in the new directory is held" "$(made_in re/job-2)" "id=EPERM true=ok"
+rm -f "$P/pat2.policy"
+
 # ---- a removed cgroup's tag goes; the pattern's removal frees its trees ---
 rmdir "$D/agent@2.service"
 check "a removed cgroup is no longer listed" \
