@@ -10,14 +10,17 @@
  * The name is matched against the pattern table of each slot, so the tag
  * carries the policy of the set in force and of the set a reload is
  * preparing. The daemon writes a table only while its slot is not in
- * force, then reads /proc/self/cgroup (which takes cgroup_mutex: every
- * creation that may have read the table before it was written is then
- * complete and visible) and recomputes the tags of every child of every
- * pattern's directory. A creation after that reads the new table.
+ * force, then makes and removes a cgroup of its own (which takes
+ * cgroup_mutex: every creation that may have read the table before it
+ * was written is then complete and visible), gives every pattern tag its
+ * policy in that slot by its cgroup's path, and tags the untagged matches
+ * of every pattern's directory. A creation after that reads the new
+ * table. Once the slot is in force, the other slot's table is emptied.
+ * Only cgroup v2 cgroups are tagged.
  *
  * A tag the map cannot take (it is full: SH_MAX_TAGGED tags in all) is
- * counted in pattern_lost, which the daemon reports (log, audit
- * record, status): that cgroup is not held. A tree cannot make cgroups
+ * counted in pattern_lost, which the daemon reports (log, status):
+ * that cgroup is not held. A tree cannot make cgroups
  * (wall.c), so only the host fills the map; the daemon drops the tags of
  * removed cgroups at every reload and every minute.
  *
@@ -137,8 +140,13 @@ int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 
 	if (table_empty(0) && table_empty(1))
 		return 0;
+	/* cgroup v2 only: a v1 hierarchy (hierarchy_id above 0) numbers its
+	 * cgroups from 1 too, and its ids are not the tag map's. */
+	if (BPF_CORE_READ(cgrp, root, hierarchy_id))
+		return 0;
 	id = BPF_CORE_READ(cgrp, kn, id);
-	s.parent = BPF_CORE_READ(cgrp, kn, parent, id);
+	/* The parent through its css (kernfs_node.parent is __parent from 6.15). */
+	s.parent = BPF_CORE_READ(cgrp, self.parent, cgroup, kn, id);
 	len = bpf_probe_read_kernel_str(s.w.name, sizeof(s.w.name), BPF_CORE_READ(cgrp, kn, name));
 	if (len <= 0) {
 		/* Unreadable: it may match, so it is counted as lost. */
@@ -150,7 +158,9 @@ int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	tag.policy[1] = pattern_policy(&s, 1);
 	if (tag.policy[0] == SH_POLICY_NONE && tag.policy[1] == SH_POLICY_NONE)
 		return 0;
-	if (bpf_map_update_elem(&tags, &id, &tag, BPF_ANY))
+	/* A cgroup id is never reused: one already there is a tag the daemon
+	 * wrote (a run's, a cgroup line's) and stands. */
+	if (bpf_map_update_elem(&tags, &id, &tag, BPF_NOEXIST) && !bpf_map_lookup_elem(&tags, &id))
 		pattern_lost_one();
 	return 0;
 }

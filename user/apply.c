@@ -527,7 +527,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	if (!err)
 		err = sh_patterns_write(e, ns, set, errs);
 	if (!err)
-		err = sh_patterns_scan(e, ns, set, errs);
+		err = sh_patterns_scan(e, ns, set, nt, nnt, errs);
 	if (err) {
 		/* The active slot was never touched: the old policy stays in force. */
 		clear_slot(rules_fd, ns);
@@ -542,6 +542,7 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	/* While a set has patterns, the programs look at every task: a
 	 * cgroup may be tagged at any time. */
 	switch_slot(e, ns, set, nt, nnt, ntag_new + pattern);
+	sh_patterns_retire(e);
 	sh_patterns_refresh(e);
 	sh_enforcer_retire_old(e);
 	return 0;

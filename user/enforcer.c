@@ -567,9 +567,10 @@ bool sh_enforcer_tagged_id(struct sh_enforcer *e, uint64_t id)
 	       t.policy[e->slot] != SH_POLICY_NONE;
 }
 
-const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n)
+const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n, bool refresh)
 {
-	sh_patterns_refresh(e);
+	if (refresh)
+		sh_patterns_refresh(e);
 	*n = e->nptags;
 	return e->ptags;
 }

@@ -136,10 +136,11 @@ int sh_enforcer_repin(struct sh_enforcer *e, unsigned slot, unsigned id, const c
 const struct sh_policy_set *sh_enforcer_policies(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n);
 /* The cgroups tagged for a cgroup pattern of the set in force (looked up
- * again now: the programs tag them as they are made), and how many
+ * again now with refresh: the programs tag them as they are made; else
+ * as of the last look, at most a minute ago), and how many
  * matching cgroups the programs could not tag since the programs were
  * loaded (the tag map full). */
-const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n);
+const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n, bool refresh);
 uint64_t sh_patterns_lost(struct sh_enforcer *e);
 /* Patterns in force whose directory was removed (or made again) since they
  * were loaded: they tag nothing until a reload. */

@@ -87,17 +87,19 @@ int sh_policy_index(const struct sh_policy_set *set, const char *name);
 
 /* Cgroup patterns (patterns.c). Does set have any? Its table written in
  * slot ns (0, or -errno in errs); then, once every cgroup creation under
- * way has finished, every existing child of a pattern's directory tagged
- * with its policy in slot ns (the tags of cgroups no pattern of the set
- * matches get none there). After the switch: the list of pattern tags
- * looked up again, those of removed cgroups and of no pattern in force
- * dropped (also every minute, from the idle tick); the entry for one
- * cgroup id, looked up if it is not listed yet (NULL: none). */
+ * way has finished, every pattern tag given its policy in slot ns and
+ * every untagged match of a pattern's directory tagged (a tag of nt, the
+ * new list, stands; one the new set drops becomes the pattern's). After
+ * the switch: the old slot's table emptied (retire); the list of pattern
+ * tags looked up again, those of removed cgroups and of no pattern in
+ * force dropped (also every minute, from the idle tick); the entry for
+ * one cgroup id, looked up if it is not listed yet (NULL: none). */
 bool sh_patterns_any(const struct sh_policy_set *set);
 int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
 		      struct sh_errors *errs);
 int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
-		     struct sh_errors *errs);
+		     const struct sh_tag_entry *nt, size_t nnt, struct sh_errors *errs);
+void sh_patterns_retire(struct sh_enforcer *e);
 void sh_patterns_refresh(struct sh_enforcer *e);
 void sh_patterns_tick(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id);

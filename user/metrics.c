@@ -182,7 +182,7 @@ void sh_metrics_format(struct sh_daemon *d, struct sh_buf *b)
 
 	sh_enforcer_counters(d->enf, c);
 	sh_enforcer_tags(d->enf, &ntags);
-	sh_enforcer_pattern_tags(d->enf, &np);
+	sh_enforcer_pattern_tags(d->enf, &np, false);
 	ntags += np;
 	sh_pin_state(d->pin_dir, &links, &tags);
 	help(b, "sharness_info", "gauge", "The daemon's version and the digest of its policy set.");

@@ -9,11 +9,14 @@
  * A set is applied as every other part of it is: its table is written in
  * the slot not in force, the tags get their policy in that slot, and the
  * store that switches slots puts both in force. Between the table and the
- * tags, the daemon reads /proc/self/cgroup: the kernel takes cgroup_mutex
- * for that, which a cgroup's creation holds from the tracepoint that tags
- * it to the moment its directory appears. A creation that read the table
- * before it was written is then finished and listed in its directory,
- * where the scan below finds it; any later one reads the new table.
+ * tags, the daemon makes and removes a cgroup of its own: the kernel takes
+ * cgroup_mutex for that, which a cgroup's creation holds from the
+ * tracepoint that tags it to the moment its directory appears. A creation
+ * that read the table before it was written is then finished, named by
+ * its id and listed in its directory, where the scan below finds it; any
+ * later one reads the new table. After the switch the old slot's table
+ * is emptied: a tag with no policy in force holds nothing, and an
+ * ancestor's tag holds its processes (bpf/lib/member.h).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -149,17 +153,100 @@ int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy
 	return err;
 }
 
-/* Every cgroup creation that began before now has finished (see above). */
+/*
+ * Every cgroup creation that began before now has finished (see above):
+ * a cgroup of the daemon's own made and removed, for which the kernel
+ * takes cgroup_mutex as every creation does. (Reading /proc/PID/cgroup
+ * took it too before Linux 6.8.) 0, or -errno.
+ */
 static int creations_done(void)
 {
-	char buf[4096];
-	ssize_t n = sh_read_file("/proc/self/cgroup", buf, sizeof(buf));
+	char path[64];
 
-	return n < 0 ? (int)n : 0;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/sharness-barrier.%d", (int)getpid());
+	if (mkdir(path, 0700) < 0 && (errno != EEXIST || rmdir(path) < 0 || mkdir(path, 0700) < 0))
+		return -errno;
+	return rmdir(path) < 0 ? -errno : 0;
+}
+
+/* A pattern tag's policy in slot ns: what the set of nv gives its cgroup,
+ * looked up by the path its id has now (0; -errno when it has none: it
+ * was removed, and the refresh drops it). */
+static int retag(int fd, uint64_t id, struct sh_cgroup_tag *t, unsigned ns, const struct pat *nv,
+		 int n)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	uint64_t dir_id;
+	int err = sh_cgroup_path_of(id, path, sizeof(path));
+
+	if (err)
+		return err;
+	sh_dir_of(path, dir, sizeof(dir));
+	err = sh_cgroup_id(dir, &dir_id);
+	if (err)
+		return err;
+	t->policy[ns] = first_match(nv, n, dir_id, strrchr(path, '/') + 1);
+	return bpf_map_update_elem(fd, &id, t, BPF_EXIST) ? -errno : 0;
+}
+
+static bool in_list(const struct sh_tag_entry *nt, size_t nnt, uint64_t id)
+{
+	for (size_t i = 0; i < nnt; i++)
+		if (nt[i].cgid == id)
+			return true;
+	return false;
+}
+
+/* The untagged matches in the directory of pattern i of nv (and the
+ * cgroups of cgroup lines the new list nt drops) tagged for slot ns. */
+static int tag_dir(int fd, unsigned ns, const struct pat *nv, int n, int i, const struct pat *ov,
+		   int on, const struct sh_tag_entry *nt, size_t nnt, struct sh_errors *errs)
+{
+	struct dirent *de;
+	DIR *d = opendir(nv[i].dir);
+	int err = 0;
+
+	if (!d) {
+		err = -errno;
+		sh_errors_add(errs, "cgroup pattern directory %s: %s", nv[i].dir, strerror(-err));
+		return err;
+	}
+	while (!err && (de = readdir(d))) {
+		struct sh_cgroup_tag t = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE },
+					   .run_id = SH_TAG_PATTERN };
+		char path[PATH_MAX];
+		uint16_t pol = first_match(nv, n, nv[i].parent, de->d_name);
+		uint64_t id;
+		bool had;
+
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    pol == SH_POLICY_NONE)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", nv[i].dir, de->d_name);
+		if (sh_cgroup_id(path, &id))
+			continue;   /* removed since */
+		had = !bpf_map_lookup_elem(fd, &id, &t);
+		if (had && (t.run_id & SH_TAG_PATTERN))
+			continue;   /* retagged by the caller */
+		if (had && in_list(nt, nnt, id))
+			continue;   /* a cgroup line of the new set, or a run's: it stands */
+		/* New, or a cgroup line the new set drops: the pattern's from
+		 * the switch on (what is in force stays until it). */
+		if (!had)
+			t.policy[!ns] = first_match(ov, on, nv[i].parent, de->d_name);
+		t.run_id = SH_TAG_PATTERN;
+		t.policy[ns] = pol;
+		if (bpf_map_update_elem(fd, &id, &t, BPF_ANY)) {
+			err = -errno;
+			sh_errors_add(errs, "cannot tag %s (cgroup pattern): %s", path, strerror(-err));
+		}
+	}
+	closedir(d);
+	return err;
 }
 
 int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
-		     struct sh_errors *errs)
+		     const struct sh_tag_entry *nt, size_t nnt, struct sh_errors *errs)
 {
 	int fd = bpf_map__fd(e->skel->maps.tags);
 	struct pat nv[SH_MAX_PATTERNS], ov[SH_MAX_PATTERNS];
@@ -169,7 +256,8 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 
 	err = creations_done();
 	if (err) {
-		sh_errors_add(errs, "cannot read /proc/self/cgroup: %s", strerror(-err));
+		sh_errors_add(errs, "cannot make and remove a cgroup under /sys/fs/cgroup "
+			      "(the wait for cgroups being made): %s", strerror(-err));
 		return err;
 	}
 	n = set_patterns(set, nv, errs);
@@ -178,60 +266,27 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 	on = set_patterns(&e->set, ov, NULL);
 	if (on < 0)
 		on = 0;   /* the set in force no longer resolves: its slot gets none */
-	/* Every pattern tag loses its policy in slot ns; the scan gives it
-	 * back to those a pattern of the new set matches. */
+	/* Every pattern tag gets its policy in slot ns from the new set, by
+	 * its cgroup's path now (the programs may have written it from the
+	 * table before this one). */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct sh_cgroup_tag t;
 
-		if (!bpf_map_lookup_elem(fd, &next, &t) && (t.run_id & SH_TAG_PATTERN) &&
-		    t.policy[ns] != SH_POLICY_NONE) {
-			t.policy[ns] = SH_POLICY_NONE;
-			bpf_map_update_elem(fd, &next, &t, BPF_EXIST);
-		}
 		key = next;
 		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &next, &t) && (t.run_id & SH_TAG_PATTERN))
+			retag(fd, next, &t, ns, nv, n);
 	}
+	/* Then the matches that have no tag yet (made before the set had
+	 * their pattern), and the cgroups a dropped cgroup line named that a
+	 * pattern now matches. */
 	for (int i = 0; i < n && !err; i++) {
-		struct dirent *de;
-		DIR *d;
 		bool seen = false;
 
 		for (int j = 0; j < i; j++)
 			seen |= nv[j].parent == nv[i].parent;
-		if (seen)
-			continue;
-		d = opendir(nv[i].dir);
-		if (!d) {
-			err = -errno;
-			sh_errors_add(errs, "cgroup pattern directory %s: %s", nv[i].dir,
-				      strerror(-err));
-			break;
-		}
-		while (!err && (de = readdir(d))) {
-			struct sh_cgroup_tag t = { .policy = { SH_POLICY_NONE, SH_POLICY_NONE },
-						   .run_id = SH_TAG_PATTERN };
-			char path[PATH_MAX];
-			uint16_t pol = first_match(nv, n, nv[i].parent, de->d_name);
-			uint64_t id;
-
-			if (de->d_type != DT_DIR || de->d_name[0] == '.' || pol == SH_POLICY_NONE)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", nv[i].dir, de->d_name);
-			if (sh_cgroup_id(path, &id))
-				continue;   /* removed since */
-			if (!bpf_map_lookup_elem(fd, &id, &t) && !(t.run_id & SH_TAG_PATTERN))
-				continue;   /* named by a cgroup line, or a run's: that tag stands */
-			if (!(t.run_id & SH_TAG_PATTERN) || t.policy[!ns] == SH_POLICY_NONE)
-				t.policy[!ns] = first_match(ov, on, nv[i].parent, de->d_name);
-			t.run_id = SH_TAG_PATTERN;
-			t.policy[ns] = pol;
-			if (bpf_map_update_elem(fd, &id, &t, BPF_ANY)) {
-				err = -errno;
-				sh_errors_add(errs, "cannot tag %s (cgroup pattern): %s", path,
-					      strerror(-err));
-			}
-		}
-		closedir(d);
+		if (!seen)
+			err = tag_dir(fd, ns, nv, n, i, ov, on, nt, nnt, errs);
 	}
 	pats_free(nv, n);
 	pats_free(ov, on);
@@ -315,7 +370,7 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 {
 	int fd = bpf_map__fd(e->skel->maps.tags), lfd = bpf_map__fd(e->skel->maps.pattern_lost);
 	uint64_t key, next, *drop = NULL, lost = 0;
-	size_t ndrop = 0, cap = 0;
+	size_t ndrop = 0, cap = 0, dropped = 0;
 	void *prev = NULL;
 	uint32_t zero = 0;
 
@@ -328,7 +383,8 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &next, &t) || !(t.run_id & SH_TAG_PATTERN))
 			continue;
-		/* No pattern in force matches it, or its cgroup is gone. */
+		/* No pattern in force matches it, or its cgroup cannot be
+		 * named: removed, or still being made (not yet visible). */
 		if (t.policy[e->slot] == SH_POLICY_NONE ||
 		    (!ptag_add(e, next, t.policy[e->slot], &gone) && gone)) {
 			if (ndrop == cap) {
@@ -341,9 +397,27 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 			drop[ndrop++] = next;
 		}
 	}
-	for (size_t i = 0; i < ndrop; i++)
-		bpf_map_delete_elem(fd, &drop[i]);
+	/* Once every creation under way has finished, a cgroup that still
+	 * cannot be named is gone; one that can is listed after all. */
+	if (ndrop && !creations_done()) {
+		for (size_t i = 0; i < ndrop; i++) {
+			struct sh_cgroup_tag t;
+			bool gone = true;
+
+			if (bpf_map_lookup_elem(fd, &drop[i], &t))
+				continue;
+			if (t.policy[e->slot] != SH_POLICY_NONE &&
+			    (ptag_add(e, drop[i], t.policy[e->slot], &gone) || !gone))
+				continue;
+			if (!bpf_map_delete_elem(fd, &drop[i]))
+				dropped++;
+		}
+	}
 	free(drop);
+	/* A task that left a removed cgroup was held by its tag: looked up
+	 * again now. */
+	if (dropped)
+		sh_bump_gen(e);
 	if (!bpf_map_lookup_elem(lfd, &zero, &lost) && lost > e->pattern_lost_seen) {
 		sh_log("error: %llu cgroup(s) matching a cgroup pattern could not be tagged "
 		       "(the tag map holds %d): they are not held; remove finished cgroups "
@@ -358,6 +432,17 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 unsigned sh_patterns_stale(struct sh_enforcer *e)
 {
 	return (unsigned)__builtin_popcount(e->patterns_stale);
+}
+
+void sh_patterns_retire(struct sh_enforcer *e)
+{
+	struct sh_errors errs = { 0 };
+
+	/* The slot no longer in force: its table empty, so that the programs
+	 * tag nothing for patterns no longer in force. */
+	if (sh_patterns_write(e, !e->slot, &(struct sh_policy_set){ 0 }, &errs))
+		sh_log("error: %s", errs.n ? errs.msgs[0] : "cannot empty a pattern table");
+	sh_errors_free(&errs);
 }
 
 void sh_patterns_tick(struct sh_enforcer *e)

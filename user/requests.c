@@ -94,7 +94,7 @@ static int req_unload(struct sh_daemon *d, int fd, int argc, char **argv)
 	int ret;
 
 	sh_enforcer_tags(d->enf, &ntags);
-	ntags += sh_enforcer_pattern_tags(d->enf, &np) ? np : 0;
+	ntags += sh_enforcer_pattern_tags(d->enf, &np, true) ? np : 0;
 	if (ntags && !force) {
 		sh_ctl_reply(fd, 'E', "%zu cgroup%s tagged: unloading would release %s; "
 			     "end the runs and untag, or use --force\n", ntags,

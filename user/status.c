@@ -202,7 +202,7 @@ static void status_json_more(struct sh_daemon *d, struct sh_buf *b)
 	sh_json_open(b, "tagged_cgroups", '[');
 	for (size_t i = 0; i < ntags; i++)
 		json_tag(d, b, &tags[i], boot_ns);
-	tags = sh_enforcer_pattern_tags(d->enf, &ntags);
+	tags = sh_enforcer_pattern_tags(d->enf, &ntags, false);
 	for (size_t i = 0; i < ntags; i++)
 		json_tag(d, b, &tags[i], boot_ns);
 	sh_json_close(b, ']');
@@ -237,7 +237,7 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 	{
 		size_t np = 0;
 
-		sh_enforcer_pattern_tags(d->enf, &np);
+		sh_enforcer_pattern_tags(d->enf, &np, true);
 		ntags += np;
 	}
 	sh_buf_init(&b);
@@ -331,7 +331,7 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 		sh_ctl_reply(fd, 'O', "  %-20s %-7s  (%s)\n", set->pols[i].name,
 			     sh_mode_name(set->pols[i].mode),
 			     set->pols[i].file ? set->pols[i].file : "made for a learning run");
-	ptags = sh_enforcer_pattern_tags(d->enf, &nptags);
+	ptags = sh_enforcer_pattern_tags(d->enf, &nptags, true);
 	sh_ctl_reply(fd, 'O', "tagged cgroups: %zu\n", ntags + nptags);
 	for (size_t i = 0; i < ntags + nptags; i++) {
 		const struct sh_tag_entry *t = i < ntags ? &tags[i] : &ptags[i - ntags];

@@ -42,6 +42,17 @@ static __always_inline int released(struct member *m, int ret)
 	return ret;
 }
 
+/* Is cgroup id tagged in the policy set in force? A tag with no policy in
+ * the slot in force (one a reload is adding, or dropping, or a cgroup
+ * pattern of the other slot's set made) does not count: an ancestor's
+ * tag holds the task instead. */
+static __always_inline bool tagged_in_force(__u64 id)
+{
+	struct sh_cgroup_tag *tag = bpf_map_lookup_elem(&tags, &id);
+
+	return tag && tag->policy[active_slot & 1] != SH_POLICY_NONE;
+}
+
 /* Deepest tagged cgroup among the current task's ancestors (0: none). */
 static __always_inline __u64 nearest_tagged(void)
 {
@@ -52,7 +63,7 @@ static __always_inline __u64 nearest_tagged(void)
 
 		if (!id)
 			break;
-		if (bpf_map_lookup_elem(&tags, &id))
+		if (tagged_in_force(id))
 			best = id;
 	}
 	return best;
@@ -175,7 +186,7 @@ static __always_inline int membership(struct member *m)
 		 * long as that tree stays tagged.
 		 */
 		origin = nearest_tagged();
-		if (!origin && t->origin && bpf_map_lookup_elem(&tags, &t->origin))
+		if (!origin && t->origin && tagged_in_force(t->origin))
 			origin = t->origin;
 		t->origin = origin;
 		t->gen = gen;

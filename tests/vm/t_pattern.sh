@@ -124,6 +124,37 @@ check "after a reload: nothing stale" "$($CTL status --json | jq -r .patterns_st
 check "... and a match made in the new directory is held" "$(made_in re/job-2)" "id=EPERM true=ok"
 rm -f "$P/pat2.policy"
 
+# ---- a pattern beside a cgroup line: what each holds after a reload ------
+# outer: a cgroup line on $D/o (id allowed, true refused); inner: a pattern
+# below it (true allowed, id refused). A cgroup line that names a match of
+# a later pattern, and a name with a leading dot.
+mkdir -p "$D/o/.job-0" "$D/o/job-1"
+outer() {
+	printf '[policy]\nname = outer\ncgroup = %s\n[exec]\nallow = /usr/bin/bash\nallow = /usr/bin/id\nallow = %s/\n' \
+		"$D/o" "$VMB" >"$P/outer.policy"
+}
+inner() { # CGROUP-LINE
+	sed -e 's/name = pat1/name = inner/' -e "s|^cgroup = .*|cgroup = $1|" "$P/pat1.policy" >"$P/inner.policy"
+}
+outer
+inner "$D/o/job-1"
+$CTL policy reload >/dev/null 2>&1
+check "a cgroup line on o/job-1 under o's: job-1 follows its own" "$(in_cg "$D/o/job-1")" "id=EPERM true=ok"
+check "... o/.job-0 follows o's" "$(in_cg "$D/o/.job-0")" "id=ok true=EPERM"
+inner "$D/o/*"
+$CTL policy reload >/dev/null 2>&1
+check "the line turned into the pattern o/*: job-1 still follows it" "$(in_cg "$D/o/job-1")" "id=EPERM true=ok"
+check "... and .job-0, which existed at load (a dot is a name like any)" "$(in_cg "$D/o/.job-0")" "id=EPERM true=ok"
+check "... a match made now as well" "$(made_in o/job-2)" "id=EPERM true=ok"
+rm -f "$P/inner.policy"
+$CTL policy reload >/dev/null 2>&1
+check "the pattern removed: a match made now follows o's line (no stale table, no empty tag)" \
+	"$(made_in o/job-3)" "id=ok true=EPERM"
+check "... and the trees it had made follow o's too" "$(in_cg "$D/o/job-2")" "id=ok true=EPERM"
+rm -f "$P/outer.policy"
+$CTL policy reload >/dev/null 2>&1
+rmdir "$D"/o/* "$D"/o/.job-0 "$D/o" 2>/dev/null
+
 # ---- a removed cgroup's tag goes; the pattern's removal frees its trees ---
 rmdir "$D/agent@2.service"
 check "a removed cgroup is no longer listed" \
