@@ -10,9 +10,9 @@
  * The name is matched against the pattern table of each slot, so the tag
  * carries the policy of the set in force and of the set a reload is
  * preparing. The daemon writes a table only while its slot is not in
- * force, then makes and removes a cgroup of its own (which takes
- * cgroup_mutex: every creation that may have read the table before it
- * was written is then complete and visible), gives every pattern tag its
+ * force, then moves itself into its own cgroup (which takes cgroup_mutex:
+ * every creation that may have read the table before it was written is
+ * then complete and visible), gives every pattern tag its
  * policy in that slot by its cgroup's path, and tags the untagged matches
  * of every pattern's directory. A creation after that reads the new
  * table. Once the slot is in force, the other slot's table is emptied.

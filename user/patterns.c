@@ -9,7 +9,7 @@
  * A set is applied as every other part of it is: its table is written in
  * the slot not in force, the tags get their policy in that slot, and the
  * store that switches slots puts both in force. Between the table and the
- * tags, the daemon makes and removes a cgroup of its own: the kernel takes
+ * tags, the daemon moves itself into its own cgroup: the kernel takes
  * cgroup_mutex for that, which a cgroup's creation holds from the
  * tracepoint that tags it to the moment its directory appears. A creation
  * that read the table before it was written is then finished, named by
@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -155,18 +154,29 @@ int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy
 
 /*
  * Every cgroup creation that began before now has finished (see above):
- * a cgroup of the daemon's own made and removed, for which the kernel
- * takes cgroup_mutex as every creation does. (Reading /proc/PID/cgroup
- * took it too before Linux 6.8.) 0, or -errno.
+ * the daemon moves itself into the cgroup it is in (writes its pid to its
+ * own cgroup.procs: nothing moves), for which the kernel takes
+ * cgroup_mutex as every creation does. It needs no capability beyond the
+ * unit's (the root cgroup's directory is 0555, so making a cgroup there
+ * would need CAP_DAC_OVERRIDE; reading /proc/PID/cgroup took the lock only
+ * before Linux 6.8). 0, or -errno.
  */
 static int creations_done(void)
 {
-	char path[64];
+	char buf[PATH_MAX], path[PATH_MAX + 64], pid[24];
+	ssize_t n = sh_read_file("/proc/self/cgroup", buf, sizeof(buf));
+	char *cg = n > 0 ? strstr(buf, "0::/") : NULL;
 
-	snprintf(path, sizeof(path), "/sys/fs/cgroup/sharness-barrier.%d", (int)getpid());
-	if (mkdir(path, 0700) < 0 && (errno != EEXIST || rmdir(path) < 0 || mkdir(path, 0700) < 0))
-		return -errno;
-	return rmdir(path) < 0 ? -errno : 0;
+	if (n < 0)
+		return (int)n;
+	if (!cg)
+		return -ENOENT;     /* not on cgroup v2 */
+	cg += 3;
+	cg[strcspn(cg, "\n")] = 0;
+	snprintf(path, sizeof(path), "/sys/fs/cgroup%s%scgroup.procs", cg,
+		 cg[strlen(cg) - 1] == '/' ? "" : "/");
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return sh_write_file(path, pid);
 }
 
 /* A pattern tag's policy in slot ns: what the set of nv gives its cgroup,
@@ -254,10 +264,12 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 	uint64_t key, next;
 	void *prev = NULL;
 
-	err = creations_done();
+	/* A set without patterns leaves its table empty: no creation reads
+	 * anything of it to wait for. */
+	err = sh_patterns_any(set) ? creations_done() : 0;
 	if (err) {
-		sh_errors_add(errs, "cannot make and remove a cgroup under /sys/fs/cgroup "
-			      "(the wait for cgroups being made): %s", strerror(-err));
+		sh_errors_add(errs, "cannot write the daemon's own cgroup.procs (the wait for "
+			      "cgroups being made): %s", strerror(-err));
 		return err;
 	}
 	n = set_patterns(set, nv, errs);
