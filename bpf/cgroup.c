@@ -19,7 +19,7 @@
  * Only cgroup v2 cgroups are tagged.
  *
  * A tag the map cannot take (it is full: SH_MAX_TAGGED tags in all) is
- * counted in pattern_lost, which the daemon reports (log, status):
+ * counted (SH_CNT_PATTERN_LOST), which the daemon reports (log, status):
  * that cgroup is not held. A tree cannot make cgroups
  * (wall.c), so only the host fills the map; the daemon drops the tags of
  * removed cgroups at every reload and every minute.
@@ -121,15 +121,6 @@ static __always_inline bool table_empty(__u32 slot)
 	return !pat || !pat->parent;
 }
 
-static __always_inline void pattern_lost_one(void)
-{
-	__u32 zero = 0;
-	__u64 *lost = bpf_map_lookup_elem(&pattern_lost, &zero);
-
-	if (lost)
-		__sync_fetch_and_add(lost, 1);
-}
-
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 {
@@ -150,7 +141,7 @@ int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	len = bpf_probe_read_kernel_str(s.w.name, sizeof(s.w.name), BPF_CORE_READ(cgrp, kn, name));
 	if (len <= 0) {
 		/* Unreadable: it may match, so it is counted as lost. */
-		pattern_lost_one();
+		count(SH_CNT_PATTERN_LOST);
 		return 0;
 	}
 	s.w.nlen = len - 1;
@@ -161,6 +152,6 @@ int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	/* A cgroup id is never reused: one already there is a tag the daemon
 	 * wrote (a run's, a cgroup line's) and stands. */
 	if (bpf_map_update_elem(&tags, &id, &tag, BPF_NOEXIST) && !bpf_map_lookup_elem(&tags, &id))
-		pattern_lost_one();
+		count(SH_CNT_PATTERN_LOST);
 	return 0;
 }

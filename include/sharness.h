@@ -280,8 +280,8 @@ struct sh_cgroup_tag {
  * SH_TAG_PATTERN in run_id. One table per slot, SH_MAX_PATTERNS entries
  * each (map cg_patterns, index slot * SH_MAX_PATTERNS + i), in the order
  * of the set's policies and lines; the first entry with parent 0 ends a
- * table. Map pattern_lost counts matching cgroups the programs could not
- * tag (the tag map full).
+ * table. Counter SH_CNT_PATTERN_LOST counts matching cgroups the programs
+ * could not tag (the tag map full).
  */
 #define SH_MAX_PATTERNS      32
 #define SH_PATTERN_MAX       64      /* a pattern's last component, with its NUL */
@@ -567,7 +567,8 @@ enum sh_counter_what {
 #define SH_CNT_SCRATCH_LEAK (SH_CNT_DROPPED + 7) /* a scratch a call did not give back */
 #define SH_CNT_SCRATCH_TREE (SH_CNT_DROPPED + 8) /* refused: the tree holds its share of scratch */
 #define SH_CNT_PIN_HASHED   (SH_CNT_DROPPED + 9) /* pinned execs hashed in the kernel and entered */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 10)
+#define SH_CNT_PATTERN_LOST (SH_CNT_DROPPED + 10) /* matching cgroups not tagged (bpf/cgroup.c) */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 11)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

@@ -137,6 +137,9 @@ static const struct {
 	{ "sharness_pins_hashed_total",
 	  "Pinned executables the kernel hashed at their exec, found as pinned and entered.",
 	  SH_CNT_PIN_HASHED },
+	{ "sharness_pattern_lost_total",
+	  "Cgroups a pattern matched that the tag map could not take (not held).",
+	  SH_CNT_PATTERN_LOST },
 };
 
 static void kernel_counters(struct sh_buf *b, const uint64_t *c)

@@ -380,11 +380,10 @@ static void check_dirs(struct sh_enforcer *e)
 
 void sh_patterns_refresh(struct sh_enforcer *e)
 {
-	int fd = bpf_map__fd(e->skel->maps.tags), lfd = bpf_map__fd(e->skel->maps.pattern_lost);
+	int fd = bpf_map__fd(e->skel->maps.tags);
 	uint64_t key, next, *drop = NULL, lost = 0;
 	size_t ndrop = 0, cap = 0, dropped = 0;
 	void *prev = NULL;
-	uint32_t zero = 0;
 
 	ptag_clear(e);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -430,7 +429,8 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 	 * again now. */
 	if (dropped)
 		sh_bump_gen(e);
-	if (!bpf_map_lookup_elem(lfd, &zero, &lost) && lost > e->pattern_lost_seen) {
+	lost = sh_patterns_lost(e);
+	if (lost > e->pattern_lost_seen) {
 		sh_log("error: %llu cgroup(s) matching a cgroup pattern could not be tagged "
 		       "(the tag map holds %d): they are not held; remove finished cgroups "
 		       "or name fewer", (unsigned long long)(lost - e->pattern_lost_seen),
@@ -482,9 +482,8 @@ const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id)
 
 uint64_t sh_patterns_lost(struct sh_enforcer *e)
 {
-	uint64_t lost = 0;
-	uint32_t zero = 0;
+	uint64_t c[SH_CNT_MAX];
 
-	bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.pattern_lost), &zero, &lost);
-	return lost;
+	sh_enforcer_counters(e, c);
+	return c[SH_CNT_PATTERN_LOST];
 }
