@@ -163,18 +163,12 @@ int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy
  */
 static int creations_done(void)
 {
-	char buf[PATH_MAX], path[PATH_MAX + 64], pid[24];
-	ssize_t n = sh_read_file("/proc/self/cgroup", buf, sizeof(buf));
-	char *cg = n > 0 ? strstr(buf, "0::/") : NULL;
+	char cg[PATH_MAX], path[PATH_MAX + 16], pid[24];
+	int err = sh_cgroup_of(0, cg, sizeof(cg));
 
-	if (n < 0)
-		return (int)n;
-	if (!cg)
-		return -ENOENT;     /* not on cgroup v2 */
-	cg += 3;
-	cg[strcspn(cg, "\n")] = 0;
-	snprintf(path, sizeof(path), "/sys/fs/cgroup%s%scgroup.procs", cg,
-		 cg[strlen(cg) - 1] == '/' ? "" : "/");
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	return sh_write_file(path, pid);
 }

@@ -175,9 +175,8 @@ static int handle_request(struct sh_daemon *d, int fd, int argc, char **argv)
  */
 static bool peer_in_tree(struct sh_daemon *d, pid_t pid)
 {
-	char path[PATH_MAX + 32], line[PATH_MAX];
+	char path[PATH_MAX + 32];
 	uint64_t origin = 0;
-	FILE *f;
 	int pfd;
 
 	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -190,18 +189,8 @@ static bool peer_in_tree(struct sh_daemon *d, pid_t pid)
 		if (origin && sh_enforcer_tagged_id(d->enf, origin))
 			return true;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (sh_cgroup_of(pid, path, sizeof(path)))
 		return true;
-	line[0] = 0;
-	while (fgets(line, sizeof(line), f) && strncmp(line, "0::", 3) != 0)
-		line[0] = 0;
-	fclose(f);
-	if (strncmp(line, "0::/", 4) != 0)
-		return true;
-	line[strcspn(line, "\n")] = 0;
-	snprintf(path, sizeof(path), "/sys/fs/cgroup%s", line + 3);
 	for (;;) {
 		struct stat st;
 		char *slash;

@@ -171,16 +171,25 @@ int sh_cgroup_id_level(const char *path, uint64_t *id, int *level)
 	return sh_cgroup_handle(real, id);
 }
 
+/* A cgroup's file handle: its kernfs id (FILEID_KERNFS). */
+struct cg_handle {
+	struct file_handle fh;
+	uint64_t id;
+};
+
+static void cg_handle_init(struct cg_handle *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->fh.handle_bytes = sizeof(uint64_t);
+	h->fh.handle_type = 0xfe; /* FILEID_KERNFS */
+}
+
 static int sh_cgroup_handle(const char *path, uint64_t *id)
 {
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h;
+	struct cg_handle h;
 	int mount_id;
 
-	memset(&h, 0, sizeof(h));
-	h.fh.handle_bytes = sizeof(uint64_t);
+	cg_handle_init(&h);
 	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0)
 		return -errno;
 	if (h.fh.handle_bytes != sizeof(uint64_t))
@@ -217,12 +226,34 @@ bool sh_glob_match(const char *glob, const char *name)
 	return !*glob;
 }
 
+int sh_cgroup_of(pid_t pid, char *buf, size_t n)
+{
+	char path[32], data[8192], *l;
+	ssize_t len;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/cgroup");
+	len = sh_read_file(path, data, sizeof(data));
+	if (len < 0)
+		return (int)len;
+	for (l = data; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t e = strcspn(l, "\n");
+
+		if (strncmp(l, "0::/", 4) != 0)
+			continue;
+		l[e] = 0;
+		if (snprintf(buf, n, "/sys/fs/cgroup%s", strcmp(l + 3, "/") ? l + 3 : "") >= (int)n)
+			return -ENAMETOOLONG;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int sh_cgroup_path_of(uint64_t id, char *buf, size_t n)
 {
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h;
+	struct cg_handle h;
 	char link[64];
 	int mfd, fd, err = 0;
 	ssize_t len;
@@ -230,9 +261,7 @@ int sh_cgroup_path_of(uint64_t id, char *buf, size_t n)
 	mfd = open("/sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (mfd < 0)
 		return -errno;
-	memset(&h, 0, sizeof(h));
-	h.fh.handle_bytes = sizeof(uint64_t);
-	h.fh.handle_type = 0xfe; /* FILEID_KERNFS: a kernfs node by its id */
+	cg_handle_init(&h);
 	memcpy(h.fh.f_handle, &id, sizeof(id));
 	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)

@@ -40,6 +40,10 @@ bool sh_cgroup_is_pattern(const char *path);
 /* A cgroup pattern's glob against a name: `*` any run of characters, `?`
  * one, every other byte itself (what the programs match, bpf/cgroup.c). */
 bool sh_glob_match(const char *glob, const char *name);
+/* The cgroup v2 directory process pid is in ("/sys/fs/cgroup/...", from
+ * /proc/PID/cgroup; 0 for the caller): 0, -ENOENT when it lists no v2
+ * cgroup, or -errno. */
+int sh_cgroup_of(pid_t pid, char *buf, size_t n);
 /* The path under /sys/fs/cgroup of the cgroup with this id (opened by
  * its handle): 0, -ESTALE or -ENOENT once it is removed, or -errno. */
 int sh_cgroup_path_of(uint64_t id, char *buf, size_t n);
