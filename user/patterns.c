@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -372,6 +373,57 @@ static void check_dirs(struct sh_enforcer *e)
 	e->patterns_stale = stale;
 }
 
+/*
+ * Drops the tags of the removed cgroups ids[0..n) that no process still
+ * counts as its tree. A process that left its tree's cgroup stays held
+ * for as long as that cgroup's tag stays (bpf/lib/member.h): with a
+ * descriptor of another cgroup.procs opened before it entered (which no
+ * tree can open itself), it could move out, wait for its cgroup to be
+ * removed and be let go. Every process of the host is looked up (by
+ * pidfd, in the membership the programs keep; thread-group leaders, as
+ * cgroup.procs moves whole processes), and only when a removed cgroup's
+ * tag is to go. Where /proc cannot be read, every such tag stays.
+ */
+static void drop_unheld(struct sh_enforcer *e, int fd, const uint64_t *ids, size_t n,
+			size_t *dropped)
+{
+	bool *held = n ? calloc(n, sizeof(*held)) : NULL;
+	struct dirent *de;
+	DIR *d;
+
+	if (!held)
+		return;
+	d = opendir("/proc");
+	if (!d) {
+		free(held);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		uint64_t origin;
+		int pfd;
+
+		if (*end || pid <= 0)
+			continue;
+		pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (pfd < 0)
+			continue;       /* gone since */
+		/* A membership that cannot be read may be any tree's. */
+		if (sh_enforcer_task_origin(e, pfd, &origin))
+			memset(held, 1, n * sizeof(*held));
+		else
+			for (size_t i = 0; i < n; i++)
+				held[i] |= origin == ids[i];
+		close(pfd);
+	}
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		if (!held[i] && !bpf_map_delete_elem(fd, &ids[i]))
+			(*dropped)++;
+	free(held);
+}
+
 void sh_patterns_refresh(struct sh_enforcer *e)
 {
 	int fd = bpf_map__fd(e->skel->maps.tags);
@@ -403,8 +455,11 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 		}
 	}
 	/* Once every creation under way has finished, a cgroup that still
-	 * cannot be named is gone; one that can is listed after all. */
+	 * cannot be named is gone; one that can is listed after all. A gone
+	 * cgroup's tag stays while a process still counts it as its tree. */
 	if (ndrop && !creations_done()) {
+		size_t n = 0;
+
 		for (size_t i = 0; i < ndrop; i++) {
 			struct sh_cgroup_tag t;
 			bool gone = true;
@@ -414,13 +469,15 @@ void sh_patterns_refresh(struct sh_enforcer *e)
 			if (t.policy[e->slot] != SH_POLICY_NONE &&
 			    (ptag_add(e, drop[i], t.policy[e->slot], &gone) || !gone))
 				continue;
-			if (!bpf_map_delete_elem(fd, &drop[i]))
+			if (t.policy[e->slot] != SH_POLICY_NONE)
+				drop[n++] = drop[i];    /* removed: its members looked for */
+			else if (!bpf_map_delete_elem(fd, &drop[i]))
 				dropped++;
 		}
+		drop_unheld(e, fd, drop, n, &dropped);
 	}
 	free(drop);
-	/* A task that left a removed cgroup was held by its tag: looked up
-	 * again now. */
+	/* Whatever those tags held is looked up again. */
 	if (dropped)
 		sh_bump_gen(e);
 	lost = sh_patterns_lost(e);

@@ -111,14 +111,17 @@ check "... and the next daemon lists it" \
 
 # ---- a pattern's directory made again: the pattern says so, a reload follows
 mkdir -p "$D/re"
-sed -e 's/name = pat1/name = pat2/' -e "s|^cgroup = .*|cgroup = $D/re/job-*|" "$P/pat1.policy" >"$P/pat2.policy"
+sed -e 's/name = pat1/name = pat2/' -e "s|^cgroup = .*|cgroup = $D/re/j*-?|" "$P/pat1.policy" >"$P/pat2.policy"
 $CTL policy reload >/dev/null 2>&1
-check "a second policy's pattern: its match held" "$(made_in re/job-1)" "id=EPERM true=ok"
+check "a second policy's pattern, j*-?: job-1 held (the star backs off past 'ob')" \
+	"$(made_in re/job-1)" "id=EPERM true=ok"
+check "... job-12 free (no way to end on one character after a '-')" "$(made_in re/job-12)" "id=ok true=ok"
+rmdir "$D/re/job-12"
 rmdir "$D/re/job-1" "$D/re" && mkdir "$D/re"
 check "its directory made again: status counts the pattern stale" \
 	"$($CTL status --json | jq -r .patterns_stale)" 1
 check_match "... and the log says a reload is needed" "$(cat "$SH_TMP/daemon.err")" \
-	"cgroup pattern $D/re/job-\\*: its directory is no longer the cgroup the policy loaded with"
+	"cgroup pattern $D/re/j\\*-\\?: its directory is no longer the cgroup the policy loaded with"
 $CTL policy reload >/dev/null 2>&1
 check "after a reload: nothing stale" "$($CTL status --json | jq -r .patterns_stale)" 0
 check "... and a match made in the new directory is held" "$(made_in re/job-2)" "id=EPERM true=ok"
@@ -154,6 +157,34 @@ check "... and the trees it had made follow o's too" "$(in_cg "$D/o/job-2")" "id
 rm -f "$P/outer.policy"
 $CTL policy reload >/dev/null 2>&1
 rmdir "$D"/o/* "$D"/o/.job-0 "$D/o" 2>/dev/null
+
+# ---- out by a descriptor opened before, then the cgroup removed ----------
+# A process that entered with a descriptor of another cgroup.procs (which
+# no tree can open itself), and opened a file in the tree (so the programs
+# have seen it there), moves out by it, and its cgroup is removed: its
+# tag stays while it lives (held, not let go by the daemon's tidying), and
+# goes once it has ended.
+mkdir "$D/agent@7.service"
+id7=$(stat -c %i "$D/agent@7.service")
+mkfifo "$SH_TMP/go7"
+/usr/bin/bash -c "exec 3>$D/other.service/cgroup.procs
+echo \$\$ >$D/agent@7.service/cgroup.procs && exec 4</dev/null && echo \$\$ >&3 &&
+read -r _ <$SH_TMP/go7 && $BOTH" \
+	>"$SH_TMP/out7" 2>&1 &
+p7=$!
+in_other() { grep -qx "0::/t_pattern/other.service" "/proc/$p7/cgroup" 2>/dev/null; }
+wait_until in_other
+check "a member moves itself out by a descriptor opened before it entered" "$(in_other && echo out)" out
+rmdir "$D/agent@7.service"
+check "... its cgroup removed, status tidies the tags" "$($CTL status >/dev/null; echo $?)" 0
+tag7() { bpftool -j map dump pinned "$(ls -d "$PIN"/gen-*/ | tail -n 1)map_tags" 2>/dev/null |
+	jq --argjson id "$id7" '[.[] | select(.key == $id or (.formatted.key? // -1) == $id)] | length'; }
+check "... the tag of the removed cgroup stays while the process lives" "$(tag7)" 1
+echo go >"$SH_TMP/go7"
+wait "$p7"
+check "... and still holds it: its disallowed exec refused" "$(cat "$SH_TMP/out7")" "id=EPERM true=ok"
+$CTL status >/dev/null
+check "... once it has ended, the tag goes" "$(tag7)" 0
 
 # ---- a removed cgroup's tag goes; the pattern's removal frees its trees ---
 rmdir "$D/agent@2.service"
