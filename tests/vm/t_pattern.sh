@@ -78,6 +78,13 @@ check "... recorded under the cgroup hook" \
 check "... nothing made" "$([ -e "$D/free" ] && echo made || echo none)" none
 check "... its twin outside makes one" "$($VMB/try mkdir "$D/free"; rmdir "$D/free")" ok
 
+# ---- the daemon's own door, from a pattern's tree --------------------------
+out=$(/usr/bin/bash -c "echo \$\$ >$D/agent@0.service/cgroup.procs && exec $VMB/wall ctl-connect $SOCK" | head -n 1)
+check "a pattern's tree connects to sharnessd's socket: refused" "$out" "err EPERM"
+check "... recorded under the connect hook" \
+	"$(audit_wait ".policy == \"pat1\" and .hook == \"connect\" and .target == \"$SOCK\"")" 1
+check "... its twin outside is accepted" "$($VMB/wall ctl-connect "$SOCK" | head -n 1)" ok
+
 # ---- status, untag, reload, a stopped daemon ------------------------------
 st=$($CTL status --json)
 check "status --json: the pattern among the policy's cgroups" \
