@@ -250,14 +250,45 @@ static int tag_dir(int fd, unsigned ns, const struct pat *nv, int n, int i, cons
 	return err;
 }
 
+/* The ids of the pattern tags in the map (*ids, malloc'd, *n of them):
+ * 0, or -errno. */
+static int pattern_ids(int fd, uint64_t **ids, size_t *n)
+{
+	uint64_t key, next, *v = NULL;
+	size_t cap = 0;
+	void *prev = NULL;
+
+	*n = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sh_cgroup_tag t;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &next, &t) || !(t.run_id & SH_TAG_PATTERN))
+			continue;
+		if (*n == cap) {
+			uint64_t *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*nv));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[(*n)++] = next;
+	}
+	*ids = v;
+	return 0;
+}
+
 int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
 		     const struct sh_tag_entry *nt, size_t nnt, struct sh_errors *errs)
 {
 	int fd = bpf_map__fd(e->skel->maps.tags);
 	struct pat nv[SH_MAX_PATTERNS], ov[SH_MAX_PATTERNS];
+	uint64_t *ids = NULL;
+	size_t nids = 0;
 	int n, on, err;
-	uint64_t key, next;
-	void *prev = NULL;
 
 	/* A set without patterns leaves its table empty: no creation reads
 	 * anything of it to wait for. */
@@ -275,15 +306,23 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		on = 0;   /* the set in force no longer resolves: its slot gets none */
 	/* Every pattern tag gets its policy in slot ns from the new set, by
 	 * its cgroup's path now (the programs may have written it from the
-	 * table before this one). */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	 * table before this one). The ids are read first: an update puts the
+	 * element at the head of its hash bucket, so a walk that updated as
+	 * it went would meet two tags of one bucket in turn, for ever. */
+	err = pattern_ids(fd, &ids, &nids);
+	if (err) {
+		sh_errors_add(errs, "cannot read the cgroup tags: %s", strerror(-err));
+		pats_free(nv, n);
+		pats_free(ov, on);
+		return err;
+	}
+	for (size_t k = 0; k < nids; k++) {
 		struct sh_cgroup_tag t;
 
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &next, &t) && (t.run_id & SH_TAG_PATTERN))
-			retag(fd, next, &t, ns, nv, n);
+		if (!bpf_map_lookup_elem(fd, &ids[k], &t) && (t.run_id & SH_TAG_PATTERN))
+			retag(fd, ids[k], &t, ns, nv, n);
 	}
+	free(ids);
 	/* Then the matches that have no tag yet (made before the set had
 	 * their pattern), and the cgroups a dropped cgroup line named that a
 	 * pattern now matches. */

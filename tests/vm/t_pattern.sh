@@ -193,6 +193,21 @@ check "... and still holds it: its disallowed exec refused" "$(cat "$SH_TMP/out7
 $CTL status >/dev/null
 check "... once it has ended, the tag goes" "$(tag7)" 0
 
+# ---- many matches: a reload rewrites each tag once, and ends -------------
+# 300 tags in a 4,096-bucket hash map: some share a bucket, where an update
+# moves the element to the bucket's head (a walk that updated as it went
+# met two of them in turn for ever, and the reload never answered).
+base=$(counter tagged)
+mkdir "$D"/agent@{100..399}.service
+check "300 matches made: each tagged" "$(counter tagged)" $((base + 300))
+timeout 120 $CTL policy reload >/dev/null 2>&1
+rc=$?
+check "... a reload over them answers (0)" "$rc" 0
+[ "$rc" = 124 ] && { stop_daemon KILL; exit 1; }   # it would answer nothing more
+check "... and one of them is still held" "$(in_cg "$D/agent@250.service")" "id=EPERM true=ok"
+rmdir "$D"/agent@{100..399}.service
+check "... removed: status lists none of them" "$(counter tagged)" "$base"
+
 # ---- a removed cgroup's tag goes; the pattern's removal frees its trees ---
 rmdir "$D/agent@2.service"
 check "a removed cgroup is no longer listed" \
