@@ -121,6 +121,57 @@ static __always_inline bool table_empty(__u32 slot)
 	return !pat || !pat->parent;
 }
 
+/*
+ * A task the host moves into a tree whose policy holds from exec
+ * (`held-from = exec`) is pending until its next exec (lib/member.h): the
+ * host's process setting the tree up. The tracepoint fires once the move
+ * is made, for the leader of a cgroup.procs write (its other threads, if
+ * any, have no entry and are held at their first hook) or for the one
+ * thread of a cgroup.threads write. A member of a tree stays one.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	struct sh_policy_conf *conf;
+	struct sh_cgroup_tag *tag;
+	struct cgroup *cg = dst;
+	struct sh_task *t;
+	__u64 origin = 0;
+	__u32 slot, idx;
+
+	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id))
+		return 0;
+	/* The deepest tagged cgroup at or above dst (nearest_tagged's). */
+	for (int i = 0; i < SH_MAX_CGROUP_LEVEL && cg && !origin; i++) {
+		struct cgroup_subsys_state *up;
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		if (tagged_in_force(id))
+			origin = id;
+		up = BPF_CORE_READ(cg, self.parent);
+		cg = up ? (void *)up - bpf_core_field_offset(struct cgroup, self) : NULL;
+	}
+	if (!origin)
+		return 0;
+	slot = active_slot & 1;
+	tag = bpf_map_lookup_elem(&tags, &origin);
+	if (!tag)
+		return 0;
+	idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
+	conf = bpf_map_lookup_elem(&policies, &idx);
+	if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
+		return 0;
+	/* No entry to be had: held at its first hook. */
+	t = bpf_task_storage_get(&task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t || (t->origin && !(t->origin & SH_TASK_PENDING)))
+		return 0;
+	t->origin = origin | SH_TASK_PENDING;
+	t->gen = 0;     /* its tree found again at its next hook */
+	t->cgroup = 0;
+	return 0;
+}
+
 SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 {

@@ -202,7 +202,7 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 {
 	struct member m = {};
 
-	ENTER(ret, m);
+	ENTER_EXEC(ret, m);
 	return released(&m, judge_exec(&m, bprm));
 }
 
@@ -273,7 +273,7 @@ int BPF_PROG(sh_exec_pin, struct linux_binprm *bprm, int ret)
 {
 	struct member m = {};
 
-	ENTER(ret, m);
+	ENTER_EXEC(ret, m);
 	if (!(m.flags & SH_PF_EXEC_PINS))
 		return 0;
 	return judge_pin(&m, bprm);

@@ -30,16 +30,31 @@ int BPF_PROG(sh_task_alloc, struct task_struct *task, unsigned long clone_flags,
 				      SH_WHY_FORBIDDEN, 0);
 	}
 	parent = bpf_task_storage_get(&task_marks, bpf_get_current_task_btf(), 0, 0);
-	if (!parent || !parent->origin)
+	if (!parent || !parent->origin) {
+		/* A host process's child born into another cgroup (a container
+		 * runtime's clone3): pending, its tree found at its first hook
+		 * (member.h); where that is none, or a tree not held from
+		 * exec, the entry goes or it is held at once. */
+		if (clone_flags & CLONE_INTO_CGROUP) {
+			child = bpf_task_storage_get(&task_marks, task, 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (child)
+				child->origin = SH_TASK_PENDING;
+		}
 		return 0;
-	/* The child belongs to the parent's tree, wherever it is born. */
+	}
+	/* The child belongs to the parent's tree, wherever it is born (a
+	 * pending parent's child is pending too). Without an entry it would
+	 * be judged by its cgroup alone, free once out of the tree's, and in
+	 * a tree held from exec as an arrival from outside: no entry, no
+	 * child. */
 	child = bpf_task_storage_get(&task_marks, task, 0,
 				     BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (child) {
-		child->origin = parent->origin;
-		child->gen = parent->gen;
-		child->cgroup = parent->cgroup;
-	}
+	if (!child)
+		return -ENOMEM;
+	child->origin = parent->origin;
+	child->gen = parent->gen;
+	child->cgroup = parent->cgroup;
 	return 0;
 }
 

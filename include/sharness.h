@@ -112,6 +112,7 @@ enum sh_policy_flags {
 	SH_PF_DEVICE_RULES   = 1u << 18, /* has [file] device rules */
 	SH_PF_EXEC_DENY      = 1u << 19, /* has exec deny rules */
 	SH_PF_EXEC_PINS      = 1u << 20, /* has exec allow rules pinned by digest */
+	SH_PF_FROM_EXEC      = 1u << 21, /* held-from = exec (SH_TASK_PENDING) */
 };
 
 /*
@@ -310,6 +311,18 @@ struct sh_task {
 	__u64 gen;      /* the generation (SH_TASK_GEN), and above it the policy found */
 	__u64 cgroup;
 };
+
+/*
+ * sh_task.origin: a task that arrived in a tree of a `held-from = exec`
+ * policy from outside (moved in by the host, or born into it by a clone
+ * of a host process) carries this bit above its tree's cgroup id until
+ * its next exec: the host's process setting the tree up (runc init,
+ * systemd's child before the unit's command), held from the command it
+ * then runs. Children made before that exec carry it too. A cgroup id
+ * (kernfs: an inode number, and above it a generation that grows by one
+ * each time 2^32 inode numbers wrap) never reaches it.
+ */
+#define SH_TASK_PENDING (1ull << 63)
 
 /*
  * sh_task.gen: the tag generation in its low 48 bits; in the 16 above, the

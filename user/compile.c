@@ -393,6 +393,8 @@ uint32_t sh_compile_flags(const struct sh_policy *p)
 		     SH_PF_ABSTRACT_DENY | SH_PF_NET | SH_PF_NET_CONNECT | SH_PF_NET_BIND;
 	if (p->abstract_deny)
 		f |= SH_PF_ABSTRACT_DENY;
+	if (p->from_exec)
+		f |= SH_PF_FROM_EXEC;
 	if (p->signal_scope == SH_SCOPE_TREE)
 		f |= SH_PF_SIGNAL_TREE;
 	if (p->connect_scope == SH_SCOPE_TREE)

@@ -185,7 +185,8 @@ int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)
 	*origin = 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.task_marks), &pidfd, &t))
 		return errno == ENOENT ? 0 : -errno;
-	*origin = t.origin;
+	/* A pending task (held from its next exec) counts as its tree's. */
+	*origin = t.origin & ~SH_TASK_PENDING;
 	return 0;
 }
 

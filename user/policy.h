@@ -101,6 +101,7 @@ struct sh_policy {
 	struct sh_rule *rules;   /* in file order, deduplicated */
 	size_t nrules;
 	bool abstract_deny;
+	bool from_exec;           /* held-from = exec: an arrival is held from its next exec */
 	enum sh_scope signal_scope;
 	enum sh_scope connect_scope; /* [connect] scope: any (default) or tree */
 	unsigned pids_max;       /* 0 = not set */

@@ -439,6 +439,14 @@ static void set_mode(struct pctx *c, const char *key, const char *v)
 		c->p->mode = r ? SH_MODE_AUDIT : SH_MODE_ENFORCE;
 }
 
+static void set_held_from(struct pctx *c, const char *key, const char *v)
+{
+	int r = choice(c, &c->held_line, key, v, "held-from", "entry", "exec");
+
+	if (r >= 0)
+		c->p->from_exec = r;
+}
+
 static void set_abstract(struct pctx *c, const char *key, const char *v)
 {
 	int r = choice(c, &c->abstract_line, key, v, "abstract value", "allow", "deny");
@@ -532,6 +540,7 @@ static const struct setting {
 } settings[] = {
 	{ "policy", "name", set_name },
 	{ "policy", "mode", set_mode },
+	{ "policy", "held-from", set_held_from },
 	{ "policy", "cgroup", add_cgroup },
 	{ "connect", "abstract", set_abstract },
 	{ "connect", "scope", set_connect_scope },

@@ -30,6 +30,7 @@
 #define EPERM 1
 #define ENOENT 2
 #define EAGAIN 11
+#define ENOMEM 12
 #define EXDEV 18
 #define ENAMETOOLONG 36
 #define ESTALE 116

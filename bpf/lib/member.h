@@ -135,11 +135,34 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
 	return 1;
 }
 
-static __always_inline int membership(struct member *m)
+/*
+ * A task that arrives in a tree of a `held-from = exec` policy from outside
+ * is pending (SH_TASK_PENDING in its entry's origin): one the host moves
+ * in (cgroup.c, the attach tracepoint) or a host process's clone makes in
+ * its cgroup (wall.c, task_alloc: the tree is found at its first hook).
+ * It is judged as outside until its next exec, which arms it first and is
+ * judged (at_exec: the exec programs). Where the policy in force does not
+ * hold from exec, or cannot be found, a pending task is held at once. A
+ * task first seen in a tree without an entry (there before the tree was
+ * tagged, or a thread of a moved process) is held at once, as in any tree.
+ */
+static __always_inline int pending_or_held(struct member *m, struct sh_task *t, __u64 pending,
+					   bool at_exec)
+{
+	if (!pending)
+		return 1;
+	if (!at_exec && (m->flags & SH_PF_FROM_EXEC))
+		return 0;
+	if (t)
+		t->origin = m->origin;  /* armed */
+	return 1;
+}
+
+static __always_inline int membership_at(struct member *m, bool at_exec)
 {
 	struct task_struct *task;
 	struct sh_task *t = NULL;
-	__u64 gen, origin, cgid;
+	__u64 gen, origin, cgid, pending = 0;
 	__u32 who = 0;
 
 	if (!ntagged)
@@ -155,6 +178,8 @@ static __always_inline int membership(struct member *m)
 	if (t && (t->gen & SH_TASK_GEN_MASK) == gen && t->cgroup == cgid) {
 		origin = t->origin;
 		who = t->gen >> SH_TASK_GEN_BITS;
+		pending = origin & SH_TASK_PENDING;
+		origin &= ~SH_TASK_PENDING;
 	} else if (!t) {
 		/* No storage: never seen in a tree. Judged by its cgroup. */
 		__u32 i = cgid & (SH_CG_OUTSIDE - 1);
@@ -185,16 +210,36 @@ static __always_inline int membership(struct member *m)
 		 * that left its tagged tree keeps the tree it came from for as
 		 * long as that tree stays tagged.
 		 */
+		__u64 was = t->origin & ~SH_TASK_PENDING;
+
+		pending = t->origin & SH_TASK_PENDING;
 		origin = nearest_tagged();
-		if (!origin && t->origin && tagged_in_force(t->origin))
-			origin = t->origin;
-		t->origin = origin;
+		if (!origin && was && tagged_in_force(was))
+			origin = was;
+		if (!origin && pending) {
+			/* Never a member: back to the outsiders' cheap path. */
+			bpf_task_storage_delete(&task_marks, task);
+			return 0;
+		}
+		t->origin = origin | pending;
 		t->gen = gen;
 		t->cgroup = cgid;
 	}
 	if (!origin)
 		return 0;
-	return held_by(m, t, origin, gen, cgid, who);
+	if (!held_by(m, t, origin, gen, cgid, pending ? 0 : who))
+		return 0;
+	if (pending && !pending_or_held(m, t, pending, at_exec)) {
+		if (t)
+			t->origin = origin | SH_TASK_PENDING;
+		return 0;
+	}
+	return 1;
+}
+
+static __always_inline int membership(struct member *m)
+{
+	return membership_at(m, false);
 }
 
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
@@ -213,13 +258,17 @@ static __always_inline bool cg_in_tree(struct cgroup *cg, __u64 origin)
 	return false;
 }
 
-/* Is task p a member of the tree rooted at the tagged cgroup `origin`? */
+/* Is task p a member of the tree rooted at the tagged cgroup `origin`? A
+ * pending task is the host's (see pending_or_held): the tree may not trace
+ * it, signal it where signals are scoped, nor write its /proc files. */
 static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 {
 	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
 
 	if (t && t->origin == origin)
 		return true;
+	if (t && (t->origin & SH_TASK_PENDING))
+		return false;
 	return cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
 }
 
@@ -231,6 +280,16 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 		if (ret)						\
 			return ret;					\
 		if (!membership(&(m)))					\
+			return 0;					\
+	} while (0)
+
+/* The same for the exec programs: an exec arms a pending task (held from
+ * this exec on, which is judged). */
+#define ENTER_EXEC(ret, m)						\
+	do {								\
+		if (ret)						\
+			return ret;					\
+		if (!membership_at(&(m), true))				\
 			return 0;					\
 	} while (0)
 

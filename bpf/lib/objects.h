@@ -291,6 +291,10 @@ static __always_inline bool proc_write_forbidden(struct dentry *d, __u64 origin)
 	if (!first)
 		return true; /* the process is gone */
 	p = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	/* (A pending process of the tree's cgroup (member.h) counts as the
+	 * tree's here: p is read as memory, which task storage does not take.
+	 * What the kernel guards with its ptrace check, /proc/PID/mem among
+	 * them, is refused by ptrace_access_check.) */
 	return !cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
 }
 

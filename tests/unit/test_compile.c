@@ -269,6 +269,11 @@ static void test_flags(void **state)
 	assert_int_equal(sh_compile_flags(&f.p),
 			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_EXEC_DENY | SH_PF_FILE_WRITELIST |
 			 SH_PF_AUDIT | SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE | SH_PF_CONNECT_TREE);
+	f.p.from_exec = true;
+	assert_int_equal(sh_compile_flags(&f.p),
+			 SH_PF_VALID | SH_PF_EXEC_RULES | SH_PF_EXEC_DENY | SH_PF_FILE_WRITELIST |
+			 SH_PF_AUDIT | SH_PF_ABSTRACT_DENY | SH_PF_SIGNAL_TREE | SH_PF_CONNECT_TREE |
+			 SH_PF_FROM_EXEC);
 }
 
 /* A key must hold the path and its NUL: 247 bytes fit, 248 do not. */

@@ -194,6 +194,7 @@ static void test_defaults(void **state)
 	assert_null(p.cgroups);
 	assert_int_equal(p.nrules, 0);
 	assert_false(p.abstract_deny);
+	assert_false(p.from_exec);
 	assert_int_equal(p.signal_scope, SH_SCOPE_ANY);
 	assert_int_equal(p.connect_scope, SH_SCOPE_ANY);
 	assert_int_equal(p.pids_max, 0);
@@ -396,6 +397,20 @@ static void test_bad_mode(void **state)
 	/* values are case-sensitive */
 	expect_errors("err_bad_mode.policy", -EINVAL, 1,
 		      "3: bad mode 'Enforce' (want enforce or audit)");
+}
+
+/* held-from: entry (the default) or exec, once. */
+static void test_held_from(void **state)
+{
+	struct sh_policy p;
+
+	(void)state;
+	parse_ok("held_from_exec.policy", &p);
+	assert_true(p.from_exec);
+	sh_policy_free(&p);
+	expect_errors("err_held_from.policy", -EINVAL, 2,
+		      "3: bad held-from 'Exec' (want entry or exec)",
+		      "4: duplicate key 'held-from' in [policy] (first at line 3)");
 }
 
 static void test_relative_paths(void **state)
@@ -1340,6 +1355,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_name_length),
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_bad_mode),
+		cmocka_unit_test(test_held_from),
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_noncanonical_paths),
 		cmocka_unit_test(test_canonical_edge_cases),

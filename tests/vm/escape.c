@@ -30,6 +30,11 @@
  *   escape socket-family N           socket(N, SOCK_DGRAM): may ask the
  *                                    kernel to load a module for family N
  *   escape clone-into-cgroup DIR     clone3(CLONE_INTO_CGROUP) into cgroup DIR
+ *   escape clone-into-cgroup DIR PROG [ARG...]
+ *                                    the same, as a runtime starts a
+ *                                    container: the child prints
+ *                                    "set-up=ok" (or set-up=ERRNO) for a
+ *                                    chroot("/"), then execs PROG
  *   escape dlopen PATH               dlopen(PATH); on failure "err DLOPEN"
  *                                    and dlerror() on the next line
  *   escape mmap-exec PATH            mmap PATH with PROT_READ|PROT_EXEC
@@ -237,7 +242,7 @@ static int finit_module_file(const char *path)
 	return report(syscall(SYS_finit_module, fd, "", 0), "finit_module");
 }
 
-static int clone_into_cgroup(const char *dir)
+static int clone_into_cgroup(const char *dir, char **prog)
 {
 	struct clone_args args;
 	int cfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -250,8 +255,19 @@ static int clone_into_cgroup(const char *dir)
 	args.exit_signal = SIGCHLD;
 	args.cgroup = cfd;
 	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0 && prog[0]) {
+		printf("set-up=%s\n", chroot("/") ? errname(errno) : "ok");
+		fflush(stdout);
+		execv(prog[0], prog);
+		printf("exec=%s\n", errname(errno));
+		_exit(126);
+	}
 	if (pid == 0)
 		_exit(0);
+	if (pid > 0 && prog[0]) {
+		waitpid(pid, NULL, 0);
+		return 0;
+	}
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 	return report(pid, "clone3");
@@ -462,8 +478,8 @@ int main(int argc, char **argv)
 		return finit_module_file(argv[2]);
 	if (!strcmp(op, "socket-family") && argc == 3)
 		return report(socket(atoi(argv[2]), SOCK_DGRAM, 0), "socket");
-	if (!strcmp(op, "clone-into-cgroup") && argc == 3)
-		return clone_into_cgroup(argv[2]);
+	if (!strcmp(op, "clone-into-cgroup") && argc >= 3)
+		return clone_into_cgroup(argv[2], &argv[3]);
 	if (!strcmp(op, "dlopen") && argc == 3) {
 		if (dlopen(argv[2], RTLD_NOW | RTLD_LOCAL))
 			return report(0, "dlopen");

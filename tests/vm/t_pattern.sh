@@ -208,6 +208,102 @@ check "... and one of them is still held" "$(in_cg "$D/agent@250.service")" "id=
 rmdir "$D"/agent@{100..399}.service
 check "... removed: status lists none of them" "$(counter tagged)" "$base"
 
+# ---- held-from = exec: a runtime sets the tree up, its command is held ---
+# A process that arrives from outside (moved in, or cloned into the cgroup
+# by a host process) is the host's until its next exec, which is judged;
+# its children made before are the same. A pending process is outside to
+# the tree: the tree's members may not trace it. held-from = entry (the
+# default) holds it at once: the control.
+ESC=$VMB/escape
+fromexec() { # entry|exec
+	printf '[policy]\nname = pat3\ncgroup = %s/ct-*\nheld-from = %s\n[exec]\nallow = /usr/bin/bash\nallow = /usr/bin/true\nallow = %s/\n' \
+		"$D" "$1" "$VMB" >"$P/pat3.policy"
+}
+# runtime CGROUP: as runc init: moves itself in (a host process), sets up
+# (a chroot, which no member may do), runs a child, then execs the command
+# (/usr/bin/id, which the policy refuses) and tries the set-up again.
+RT='import errno, os, subprocess, sys
+def r(f, *a):
+    try:
+        f(*a)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+out = ["set-up=" + r(os.chroot, "/")]
+c = subprocess.run([sys.argv[2], "chroot", "/"], capture_output=True, text=True)
+out.append("child=" + c.stdout.split("\n")[0].replace("err ", ""))
+out.append("exec=" + r(os.execv, "/usr/bin/id", ["id", "-u"]))
+out.append("after=" + r(os.chroot, "/"))
+print(" ".join(out))'
+runtime() { mkdir -p "$D/$1" && python3 -c "$RT" "$D/$1" "$ESC"; }
+# A process already in ct-9 when the policy comes: it waits, then sets up.
+mkdir -p "$D/ct-9"
+mkfifo "$SH_TMP/go9"
+python3 -c 'import errno, os, sys
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+open(sys.argv[2]).read()
+try:
+    os.chroot("/")
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$D/ct-9" "$SH_TMP/go9" >"$SH_TMP/out9" 2>&1 &
+p9=$!
+in9() { grep -qx "0::/t_pattern/ct-9" "/proc/$p9/cgroup"; }
+wait_until in9
+fromexec entry
+$CTL policy reload >/dev/null 2>&1
+check "held-from = entry loads" "$?" 0
+check "held-from = entry: a process moved in is held at once (set-up refused)" \
+	"$(runtime ct-0)" "set-up=EPERM child=EPERM exec=EPERM after=EPERM"
+fromexec exec
+$CTL policy reload >/dev/null 2>&1
+d0=$(counter deny_exec)
+check "held-from = exec: moved in, it sets up; its child is held from its exec; its own exec is refused, and holds it" \
+	"$(runtime ct-1)" "set-up=ok child=EPERM exec=EPERM after=EPERM"
+check "... the refused exec counted" "$(counter deny_exec)" $((d0 + 1))
+check "... and recorded under the policy, with the cgroup's path" \
+	"$(audit_wait ".policy==\"pat3\" and .hook==\"exec\" and .target==\"/usr/bin/id\" and .cgroup==\"$D/ct-1\"")" 1
+release9() { echo go >"$SH_TMP/go9"; wait "$p9"; cat "$SH_TMP/out9"; }
+check "a process in a match before the policy held it: held at once (its set-up refused)" \
+	"$(release9)" "EPERM"
+mkdir "$D/ct-2"
+check "cloned into the cgroup by a host process (clone3): it sets up, then its exec holds it" \
+	"$($ESC clone-into-cgroup "$D/ct-2" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok err EPERM "
+check "... cloned into a cgroup of no tree: set up and exec alike free" \
+	"$($ESC clone-into-cgroup "$D/other.service" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok ok "
+# A pending process, waiting; a member of the same cgroup (held from the
+# exec of escape) tries to trace it; its control traces an armed sibling.
+mkfifo "$SH_TMP/pend" "$SH_TMP/armed"
+python3 -c 'import os, sys
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+os.chroot("/")
+open(sys.argv[2]).read()' "$D/ct-2" "$SH_TMP/pend" &
+pp=$!
+/usr/bin/bash -c "echo \$\$ >$D/ct-2/cgroup.procs && exec /usr/bin/bash -c 'read -r _ <$SH_TMP/armed'" &
+ap=$!
+placed() { grep -qx "0::/t_pattern/ct-2" "/proc/$pp/cgroup" && grep -q "read -r" "/proc/$ap/cmdline"; }
+wait_until placed
+# (Reading /proc/PID/environ asks the kernel's ptrace check in read mode,
+# which Yama leaves to the LSMs.)
+member_try() { /usr/bin/bash -c "echo \$\$ >$D/ct-2/cgroup.procs && exec $VMB/try $*" | head -n 1; }
+check "a member may not read a pending process's environment (the ptrace check)" \
+	"$(member_try open "/proc/$pp/environ" r)" "err EACCES"
+check "... it may read its armed sibling's" "$(member_try open "/proc/$ap/environ" r)" ok
+echo go >"$SH_TMP/pend"
+echo go >"$SH_TMP/armed"
+wait "$pp" "$ap"
+fromexec entry
+$CTL policy reload >/dev/null 2>&1
+check "held-from = exec taken away: a process moved in is held at once again" \
+	"$(runtime ct-3)" "set-up=EPERM child=EPERM exec=EPERM after=EPERM"
+printf '[policy]\nname = pat4\nheld-from = later\n' >"$P/pat4.policy"
+out=$($CTL policy reload 2>&1)
+check_match "a bad held-from: FILE:LINE" "$out" "$P/pat4.policy:3: bad held-from 'later' \\(want entry or exec\\)"
+rm -f "$P/pat3.policy" "$P/pat4.policy"
+$CTL policy reload >/dev/null 2>&1
+rmdir "$D"/ct-* 2>/dev/null
+
 # ---- a removed cgroup's tag goes; the pattern's removal frees its trees ---
 rmdir "$D/agent@2.service"
 check "a removed cgroup is no longer listed" \
