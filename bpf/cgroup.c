@@ -137,7 +137,7 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	struct sh_cgroup_tag *tag;
 	struct cgroup *cg = dst;
 	struct sh_task *t;
-	__u64 origin = 0;
+	__u64 origin = 0, was;
 	__u32 slot, idx;
 
 	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id))
@@ -162,11 +162,26 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	conf = bpf_map_lookup_elem(&policies, &idx);
 	if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
 		return 0;
+	/* A member that moves another task (through a cgroup.procs
+	 * descriptor it kept from before its exec) makes no arrival. (One
+	 * that moves itself keeps its entry: below.) */
+	if ((__u32)bpf_get_current_pid_tgid() != (__u32)BPF_CORE_READ(task, pid)) {
+		struct member m = {};
+
+		if (membership(&m))
+			return 0;
+	}
 	/* No entry to be had: held at its first hook. */
 	t = bpf_task_storage_get(&task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t || (t->origin && !(t->origin & SH_TASK_PENDING)))
+	if (!t)
 		return 0;
-	t->origin = origin | SH_TASK_PENDING;
+	was = t->origin;
+	if (was && !(was & SH_TASK_PENDING))
+		return 0;
+	/* Against its exec arming it meanwhile on another CPU: only the
+	 * entry read above is replaced. */
+	if (__sync_val_compare_and_swap(&t->origin, was, origin | SH_TASK_PENDING) != was)
+		return 0;
 	t->gen = 0;     /* its tree found again at its next hook */
 	t->cgroup = 0;
 	return 0;

@@ -355,7 +355,9 @@ int BPF_PROG(sh_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 		return ret;
 	if (!file || !(prot & PROT_EXEC))
 		return 0;
-	if (!membership(&m))
+	/* A pending task's code is judged as its tree's (member.h): what
+	 * its setup maps may not be what the tree planted. */
+	if (!membership_at(&m, SH_AT_MAP))
 		return 0;
 	return judge_exec_map(&m, file, SH_OP_MMAP_EXEC, prot);
 }
@@ -374,7 +376,7 @@ int BPF_PROG(sh_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot
 	file = vma->vm_file;
 	if (!file)
 		return 0;
-	if (!membership(&m))
+	if (!membership_at(&m, SH_AT_MAP))
 		return 0;
 	return judge_exec_map(&m, file, SH_OP_MPROTECT_EXEC, prot);
 }

@@ -30,6 +30,17 @@ int BPF_PROG(sh_task_alloc, struct task_struct *task, unsigned long clone_flags,
 				      SH_WHY_FORBIDDEN, 0);
 	}
 	parent = bpf_task_storage_get(&task_marks, bpf_get_current_task_btf(), 0, 0);
+	if (!parent) {
+		struct member pm = {};
+
+		/* Held without an entry yet (in its cgroup before the tag, not
+		 * seen since): the entry is made now, and the child's from it,
+		 * so that neither can be taken for an arrival (cgroup.c). An
+		 * outsider pays what its hooks pay. */
+		if (membership(&pm))
+			parent = bpf_task_storage_get(&task_marks, bpf_get_current_task_btf(),
+						      0, 0);
+	}
 	if (!parent || !parent->origin) {
 		/* A host process's child born into another cgroup (a container
 		 * runtime's clone3): pending, its tree found at its first hook

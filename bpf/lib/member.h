@@ -146,19 +146,35 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
  * task first seen in a tree without an entry (there before the tree was
  * tagged, or a thread of a moved process) is held at once, as in any tree.
  */
+/* What a hook asks of a pending task (membership_at). */
+enum {
+	SH_AT_HOOK,     /* judged as outside */
+	SH_AT_EXEC,     /* armed: held from this exec on, which is judged */
+	SH_AT_MAP,      /* its code mappings judged as the tree's, not armed */
+};
+
 static __always_inline int pending_or_held(struct member *m, struct sh_task *t, __u64 pending,
-					   bool at_exec)
+					   int at)
 {
 	if (!pending)
 		return 1;
-	if (!at_exec && (m->flags & SH_PF_FROM_EXEC))
-		return 0;
-	if (t)
-		t->origin = m->origin;  /* armed */
-	return 1;
+	if (at == SH_AT_EXEC || !(m->flags & SH_PF_FROM_EXEC)) {
+		if (t)
+			t->origin = m->origin;  /* armed */
+		return 1;
+	}
+	return at == SH_AT_MAP;
 }
 
-static __always_inline int membership_at(struct member *m, bool at_exec)
+/* Does task p's entry say it is pending? */
+static __always_inline bool pending_entry(struct task_struct *p)
+{
+	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
+
+	return t && (t->origin & SH_TASK_PENDING);
+}
+
+static __always_inline int membership_at(struct member *m, int at)
 {
 	struct task_struct *task;
 	struct sh_task *t = NULL;
@@ -204,6 +220,13 @@ static __always_inline int membership_at(struct member *m, bool at_exec)
 			t->gen = gen;
 			t->cgroup = cgid;
 		}
+		/* A thread of a pending process (the tracepoint marks the
+		 * leader a move names) is pending with it: its memory is the
+		 * leader's. (An exec arms it anyway: the exec programs, one of
+		 * them sleepable, where the leader cannot be looked up, skip
+		 * this.) */
+		if (at != SH_AT_EXEC && pending_entry(task->group_leader))
+			pending = SH_TASK_PENDING;
 	} else {
 		/*
 		 * Recompute: the nearest tagged ancestor cgroup wins; a task
@@ -229,7 +252,7 @@ static __always_inline int membership_at(struct member *m, bool at_exec)
 		return 0;
 	if (!held_by(m, t, origin, gen, cgid, pending ? 0 : who))
 		return 0;
-	if (pending && !pending_or_held(m, t, pending, at_exec)) {
+	if (pending && !pending_or_held(m, t, pending, at)) {
 		if (t)
 			t->origin = origin | SH_TASK_PENDING;
 		return 0;
@@ -239,7 +262,7 @@ static __always_inline int membership_at(struct member *m, bool at_exec)
 
 static __always_inline int membership(struct member *m)
 {
-	return membership_at(m, false);
+	return membership_at(m, SH_AT_HOOK);
 }
 
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */
@@ -265,10 +288,11 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 {
 	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
 
+	/* A thread of a pending process shares its memory: pending too. */
+	if ((t && (t->origin & SH_TASK_PENDING)) || pending_entry(p->group_leader))
+		return false;
 	if (t && t->origin == origin)
 		return true;
-	if (t && (t->origin & SH_TASK_PENDING))
-		return false;
 	return cg_in_tree(BPF_CORE_READ(p, cgroups, dfl_cgrp), origin);
 }
 
@@ -289,7 +313,7 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 	do {								\
 		if (ret)						\
 			return ret;					\
-		if (!membership_at(&(m), true))				\
+		if (!membership_at(&(m), SH_AT_EXEC))			\
 			return 0;					\
 	} while (0)
 

@@ -220,23 +220,34 @@ fromexec() { # entry|exec
 		"$D" "$1" "$VMB" >"$P/pat3.policy"
 }
 # runtime CGROUP: as runc init: moves itself in (a host process), sets up
-# (a chroot, which no member may do), runs a child, then execs the command
-# (/usr/bin/id, which the policy refuses) and tries the set-up again.
-RT='import errno, os, subprocess, sys
+# (a chroot, which no member may do), maps code (a file the policy does
+# not allow: judged as the tree's; a library: allowed), runs a child, then
+# execs the command (/usr/bin/id, which the policy refuses) and tries the
+# set-up again.
+cp /usr/bin/true "$SH_TMP/code.bin"
+RT='import errno, mmap, os, subprocess, sys
 def r(f, *a):
     try:
         f(*a)
         return "ok"
     except OSError as e:
         return errno.errorcode[e.errno]
+def mapx(p):
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        mmap.mmap(fd, 4096, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+    finally:
+        os.close(fd)
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 out = ["set-up=" + r(os.chroot, "/")]
+out.append("map=" + r(mapx, sys.argv[3]))
+out.append("lib=" + r(mapx, "/usr/lib/x86_64-linux-gnu/libc.so.6"))
 c = subprocess.run([sys.argv[2], "chroot", "/"], capture_output=True, text=True)
 out.append("child=" + c.stdout.split("\n")[0].replace("err ", ""))
 out.append("exec=" + r(os.execv, "/usr/bin/id", ["id", "-u"]))
 out.append("after=" + r(os.chroot, "/"))
 print(" ".join(out))'
-runtime() { mkdir -p "$D/$1" && python3 -c "$RT" "$D/$1" "$ESC"; }
+runtime() { mkdir -p "$D/$1" && python3 -c "$RT" "$D/$1" "$ESC" "$SH_TMP/code.bin"; }
 # A process already in ct-9 when the policy comes: it waits, then sets up.
 mkdir -p "$D/ct-9"
 mkfifo "$SH_TMP/go9"
@@ -249,24 +260,50 @@ try:
 except OSError as e:
     print(errno.errorcode[e.errno])' "$D/ct-9" "$SH_TMP/go9" >"$SH_TMP/out9" 2>&1 &
 p9=$!
-in9() { grep -qx "0::/t_pattern/ct-9" "/proc/$p9/cgroup"; }
+# And one in ct-8, which a member will move (below).
+mkdir -p "$D/ct-8"
+mkfifo "$SH_TMP/go8"
+python3 -c 'import errno, os, sys
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+open(sys.argv[2]).read()
+try:
+    os.chroot("/")
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$D/ct-8" "$SH_TMP/go8" >"$SH_TMP/out8" 2>&1 &
+p8=$!
+in9() { grep -qx "0::/t_pattern/ct-9" "/proc/$p9/cgroup" && grep -qx "0::/t_pattern/ct-8" "/proc/$p8/cgroup"; }
 wait_until in9
 fromexec entry
 $CTL policy reload >/dev/null 2>&1
 check "held-from = entry loads" "$?" 0
 check "held-from = entry: a process moved in is held at once (set-up refused)" \
-	"$(runtime ct-0)" "set-up=EPERM child=EPERM exec=EPERM after=EPERM"
+	"$(runtime ct-0)" "set-up=EPERM map=EPERM lib=ok child=EPERM exec=EPERM after=EPERM"
 fromexec exec
 $CTL policy reload >/dev/null 2>&1
-d0=$(counter deny_exec)
-check "held-from = exec: moved in, it sets up; its child is held from its exec; its own exec is refused, and holds it" \
-	"$(runtime ct-1)" "set-up=ok child=EPERM exec=EPERM after=EPERM"
-check "... the refused exec counted" "$(counter deny_exec)" $((d0 + 1))
+d0=$(counter deny_exec) m0=$(counter deny_mmap)
+check "held-from = exec: moved in, it sets up (its code judged); its child is held from its exec; its own exec is refused, and holds it" \
+	"$(runtime ct-1)" "set-up=ok map=EPERM lib=ok child=EPERM exec=EPERM after=EPERM"
+check "... the refused mapping and exec counted" "$(counter deny_mmap):$(counter deny_exec)" "$((m0 + 1)):$((d0 + 1))"
 check "... and recorded under the policy, with the cgroup's path" \
 	"$(audit_wait ".policy==\"pat3\" and .hook==\"exec\" and .target==\"/usr/bin/id\" and .cgroup==\"$D/ct-1\"")" 1
 release9() { echo go >"$SH_TMP/go9"; wait "$p9"; cat "$SH_TMP/out9"; }
 check "a process in a match before the policy held it: held at once (its set-up refused)" \
 	"$(release9)" "EPERM"
+# A pending process keeps a descriptor of ct-6's cgroup.procs past its
+# exec (a member now) and moves ct-8's process through it: a member's
+# move is no arrival, and that process is held at once.
+mkdir -p "$D/ct-5" "$D/ct-6"
+python3 -c 'import os, sys
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+fd = os.open(sys.argv[2] + "/cgroup.procs", os.O_WRONLY)
+os.set_inheritable(fd, True)
+os.execv("/usr/bin/bash", ["bash", "-c", "echo %s >&%d && echo moved" % (sys.argv[3], fd)])' \
+	"$D/ct-5" "$D/ct-6" "$p8" >"$SH_TMP/mover" 2>&1
+check "a member moves a process of the tree by a descriptor it kept from before its exec" \
+	"$(cat "$SH_TMP/mover"):$(grep -c "0::/t_pattern/ct-6" "/proc/$p8/cgroup")" "moved:1"
+release8() { echo go >"$SH_TMP/go8"; wait "$p8"; cat "$SH_TMP/out8"; }
+check "... that process is held at once (no arrival: its set-up refused)" "$(release8)" "EPERM"
 mkdir "$D/ct-2"
 check "cloned into the cgroup by a host process (clone3): it sets up, then its exec holds it" \
 	"$($ESC clone-into-cgroup "$D/ct-2" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok err EPERM "
@@ -274,11 +311,14 @@ check "... cloned into a cgroup of no tree: set up and exec alike free" \
 	"$($ESC clone-into-cgroup "$D/other.service" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok ok "
 # A pending process, waiting; a member of the same cgroup (held from the
 # exec of escape) tries to trace it; its control traces an armed sibling.
-mkfifo "$SH_TMP/pend" "$SH_TMP/armed"
-python3 -c 'import os, sys
+mkfifo "$SH_TMP/pend" "$SH_TMP/pendth" "$SH_TMP/armed"
+python3 -c 'import os, sys, threading
+th = threading.Thread(target=lambda: open(sys.argv[3]).read())
+th.start()
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 os.chroot("/")
-open(sys.argv[2]).read()' "$D/ct-2" "$SH_TMP/pend" &
+open(sys.argv[2]).read()
+th.join()' "$D/ct-2" "$SH_TMP/pend" "$SH_TMP/pendth" &
 pp=$!
 /usr/bin/bash -c "echo \$\$ >$D/ct-2/cgroup.procs && exec /usr/bin/bash -c 'read -r _ <$SH_TMP/armed'" &
 ap=$!
@@ -290,13 +330,19 @@ member_try() { /usr/bin/bash -c "echo \$\$ >$D/ct-2/cgroup.procs && exec $VMB/tr
 check "a member may not read a pending process's environment (the ptrace check)" \
 	"$(member_try open "/proc/$pp/environ" r)" "err EACCES"
 check "... it may read its armed sibling's" "$(member_try open "/proc/$ap/environ" r)" ok
+# The pending process's other thread (moved with it, no entry of its
+# own) shares its memory: pending too.
+tid=$(ls "/proc/$pp/task" | grep -vx "$pp" | head -n 1)
+check "... nor the environment of the pending process's other thread" \
+	"$(member_try open "/proc/$pp/task/$tid/environ" r)" "err EACCES"
+echo go >"$SH_TMP/pendth"
 echo go >"$SH_TMP/pend"
 echo go >"$SH_TMP/armed"
 wait "$pp" "$ap"
 fromexec entry
 $CTL policy reload >/dev/null 2>&1
 check "held-from = exec taken away: a process moved in is held at once again" \
-	"$(runtime ct-3)" "set-up=EPERM child=EPERM exec=EPERM after=EPERM"
+	"$(runtime ct-3)" "set-up=EPERM map=EPERM lib=ok child=EPERM exec=EPERM after=EPERM"
 printf '[policy]\nname = pat4\nheld-from = later\n' >"$P/pat4.policy"
 out=$($CTL policy reload 2>&1)
 check_match "a bad held-from: FILE:LINE" "$out" "$P/pat4.policy:3: bad held-from 'later' \\(want entry or exec\\)"
