@@ -248,29 +248,23 @@ out.append("exec=" + r(os.execv, "/usr/bin/id", ["id", "-u"]))
 out.append("after=" + r(os.chroot, "/"))
 print(" ".join(out))'
 runtime() { mkdir -p "$D/$1" && python3 -c "$RT" "$D/$1" "$ESC" "$SH_TMP/code.bin"; }
-# A process already in ct-9 when the policy comes: it waits, then sets up.
-mkdir -p "$D/ct-9"
-mkfifo "$SH_TMP/go9"
-python3 -c 'import errno, os, sys
+# waiter N: a process in ct-N (there before the policy), waiting for a line
+# on $SH_TMP/goN, then setting up (a chroot); its answer in $SH_TMP/outN.
+waiter() {
+	mkdir -p "$D/ct-$1"
+	mkfifo "$SH_TMP/go$1"
+	python3 -c 'import errno, os, sys
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 open(sys.argv[2]).read()
 try:
     os.chroot("/")
     print("ok")
 except OSError as e:
-    print(errno.errorcode[e.errno])' "$D/ct-9" "$SH_TMP/go9" >"$SH_TMP/out9" 2>&1 &
+    print(errno.errorcode[e.errno])' "$D/ct-$1" "$SH_TMP/go$1" >"$SH_TMP/out$1" 2>&1 &
+}
+waiter 9   # held when the policy comes
 p9=$!
-# And one in ct-8, which a member will move (below).
-mkdir -p "$D/ct-8"
-mkfifo "$SH_TMP/go8"
-python3 -c 'import errno, os, sys
-open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
-open(sys.argv[2]).read()
-try:
-    os.chroot("/")
-    print("ok")
-except OSError as e:
-    print(errno.errorcode[e.errno])' "$D/ct-8" "$SH_TMP/go8" >"$SH_TMP/out8" 2>&1 &
+waiter 8   # a member moves it (below)
 p8=$!
 in9() { grep -qx "0::/t_pattern/ct-9" "/proc/$p9/cgroup" && grep -qx "0::/t_pattern/ct-8" "/proc/$p8/cgroup"; }
 wait_until in9
