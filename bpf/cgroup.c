@@ -122,12 +122,18 @@ static __always_inline bool table_empty(__u32 slot)
 }
 
 /*
- * A task the host moves into a tree whose policy holds from exec
- * (`held-from = exec`) is pending until its next exec (lib/member.h): the
- * host's process setting the tree up. The tracepoint fires once the move
- * is made, for the leader of a cgroup.procs write (its other threads, if
- * any, have no entry and are held at their first hook) or for the one
- * thread of a cgroup.threads write. A member of a tree stays one.
+ * A task moved into a tree (the tracepoint fires once the move is made,
+ * for the leader of a cgroup.procs write or the one thread of a
+ * cgroup.threads write) that is no member yet:
+ * - moved by a member (through a cgroup.procs descriptor kept from before
+ *   its exec, the one way a member can write one): foreign, held by the
+ *   tree's policy but not the tree's to trace or signal, for it may be any
+ *   process of the host the member could name;
+ * - moved by the host into a tree whose policy holds from exec: pending,
+ *   the host's until its next exec goes through (lib/member.h).
+ * A member, and a pending task a member moves, stay as they are. Its
+ * other threads follow their leader (member.h). The entry is replaced
+ * only if unchanged since it was read: an exec arming it meanwhile wins.
  */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
@@ -137,7 +143,7 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	struct sh_cgroup_tag *tag;
 	struct cgroup *cg = dst;
 	struct sh_task *t;
-	__u64 origin = 0, was;
+	__u64 origin = 0, was, mark = SH_TASK_PENDING;
 	__u32 slot, idx;
 
 	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id))
@@ -154,21 +160,22 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	}
 	if (!origin)
 		return 0;
-	slot = active_slot & 1;
-	tag = bpf_map_lookup_elem(&tags, &origin);
-	if (!tag)
-		return 0;
-	idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
-	conf = bpf_map_lookup_elem(&policies, &idx);
-	if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
-		return 0;
-	/* A member that moves another task (through a cgroup.procs
-	 * descriptor it kept from before its exec) makes no arrival. (One
-	 * that moves itself keeps its entry: below.) */
-	if ((__u32)bpf_get_current_pid_tgid() != (__u32)BPF_CORE_READ(task, pid)) {
+	/* Who moves it: a process that moves itself (any of its threads) is
+	 * judged by its own entry below. */
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)BPF_CORE_READ(task, tgid)) {
 		struct member m = {};
 
 		if (membership(&m))
+			mark = SH_TASK_FOREIGN;
+	}
+	if (mark == SH_TASK_PENDING) {
+		slot = active_slot & 1;
+		tag = bpf_map_lookup_elem(&tags, &origin);
+		if (!tag)
+			return 0;
+		idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
+		conf = bpf_map_lookup_elem(&policies, &idx);
+		if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
 			return 0;
 	}
 	/* No entry to be had: held at its first hook. */
@@ -176,11 +183,9 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	if (!t)
 		return 0;
 	was = t->origin;
-	if (was && !(was & SH_TASK_PENDING))
+	if (was && (mark == SH_TASK_FOREIGN || !(was & SH_TASK_PENDING)))
 		return 0;
-	/* Against its exec arming it meanwhile on another CPU: only the
-	 * entry read above is replaced. */
-	if (__sync_val_compare_and_swap(&t->origin, was, origin | SH_TASK_PENDING) != was)
+	if (__sync_val_compare_and_swap(&t->origin, was, origin | mark) != was)
 		return 0;
 	t->gen = 0;     /* its tree found again at its next hook */
 	t->cgroup = 0;

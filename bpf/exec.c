@@ -279,6 +279,29 @@ int BPF_PROG(sh_exec_pin, struct linux_binprm *bprm, int ret)
 	return judge_pin(&m, bprm);
 }
 
+/*
+ * A pending task (lib/member.h) becomes a member once its exec goes
+ * through: here, past the point of no return, its other threads gone. Its
+ * exec was judged as the tree's at bprm_check_security; one refused or
+ * failed there leaves it the host's, with no thread armed and another not.
+ */
+SEC("lsm/bprm_committing_creds")
+int BPF_PROG(sh_exec_arm, struct linux_binprm *bprm)
+{
+	struct task_struct *task;
+	struct sh_task *t;
+
+	if (!ntagged)
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (!task->bpf_storage)
+		return 0;
+	t = bpf_task_storage_get(&task_marks, task, 0, 0);
+	if (t && (t->origin & SH_TASK_PENDING))
+		t->origin &= ~SH_TASK_PENDING;
+	return 0;
+}
+
 /* ---- code that runs without an exec ------------------------------------- */
 
 /*

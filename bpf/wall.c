@@ -37,9 +37,10 @@ int BPF_PROG(sh_task_alloc, struct task_struct *task, unsigned long clone_flags,
 		 * seen since): the entry is made now, and the child's from it,
 		 * so that neither can be taken for an arrival (cgroup.c). An
 		 * outsider pays what its hooks pay. */
-		if (membership(&pm))
-			parent = bpf_task_storage_get(&task_marks, bpf_get_current_task_btf(),
-						      0, 0);
+		/* (Looked up again whatever it answers: a thread of a pending
+		 * process gets a pending entry there, which its child takes.) */
+		membership(&pm);
+		parent = bpf_task_storage_get(&task_marks, bpf_get_current_task_btf(), 0, 0);
 	}
 	if (!parent || !parent->origin) {
 		/* A host process's child born into another cgroup (a container

@@ -323,6 +323,14 @@ struct sh_task {
  * each time 2^32 inode numbers wrap) never reaches it.
  */
 #define SH_TASK_PENDING (1ull << 63)
+/*
+ * sh_task.origin: a task a member moved into its tree (through a
+ * cgroup.procs descriptor kept from before its exec) that was no member:
+ * held by the tree's policy, but not the tree's to trace or signal (it may
+ * be any process of the host the member could name). Its children too.
+ */
+#define SH_TASK_FOREIGN (1ull << 62)
+#define SH_TASK_MARKS   (SH_TASK_PENDING | SH_TASK_FOREIGN)
 
 /*
  * sh_task.gen: the tag generation in its low 48 bits; in the 16 above, the

@@ -140,17 +140,19 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
  * is pending (SH_TASK_PENDING in its entry's origin): one the host moves
  * in (cgroup.c, the attach tracepoint) or a host process's clone makes in
  * its cgroup (wall.c, task_alloc: the tree is found at its first hook).
- * It is judged as outside until its next exec, which arms it first and is
- * judged (at_exec: the exec programs). Where the policy in force does not
- * hold from exec, or cannot be found, a pending task is held at once. A
- * task first seen in a tree without an entry (there before the tree was
- * tagged, or a thread of a moved process) is held at once, as in any tree.
+ * Its hooks judge it as outside, but for its execs and code mappings,
+ * which are judged as the tree's; an exec that goes through (past the
+ * point of no return, its other threads gone: exec.c, sh_exec_arm) makes
+ * it a member. A refused or failed exec leaves it the host's. Where the
+ * policy in force does not hold from exec, or cannot be found, a pending
+ * task is held at once. A task first seen in a tree without an entry
+ * (there before the tree was tagged) is held at once, as in any tree.
  */
 /* What a hook asks of a pending task (membership_at). */
 enum {
 	SH_AT_HOOK,     /* judged as outside */
-	SH_AT_EXEC,     /* armed: held from this exec on, which is judged */
-	SH_AT_MAP,      /* its code mappings judged as the tree's, not armed */
+	SH_AT_EXEC,     /* the exec judged as the tree's (sleepable: no leader lookup) */
+	SH_AT_MAP,      /* its code mappings judged as the tree's */
 };
 
 static __always_inline int pending_or_held(struct member *m, struct sh_task *t, __u64 pending,
@@ -158,20 +160,20 @@ static __always_inline int pending_or_held(struct member *m, struct sh_task *t, 
 {
 	if (!pending)
 		return 1;
-	if (at == SH_AT_EXEC || !(m->flags & SH_PF_FROM_EXEC)) {
+	if (!(m->flags & SH_PF_FROM_EXEC)) {
 		if (t)
-			t->origin = m->origin;  /* armed */
+			t->origin = m->origin;  /* held at once */
 		return 1;
 	}
-	return at == SH_AT_MAP;
+	return at != SH_AT_HOOK;
 }
 
-/* Does task p's entry say it is pending? */
-static __always_inline bool pending_entry(struct task_struct *p)
+/* Task p's entry's marks (SH_TASK_MARKS), 0 for none or no entry. */
+static __always_inline __u64 entry_marks(struct task_struct *p)
 {
 	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
 
-	return t && (t->origin & SH_TASK_PENDING);
+	return t ? t->origin & SH_TASK_MARKS : 0;
 }
 
 static __always_inline int membership_at(struct member *m, int at)
@@ -195,7 +197,7 @@ static __always_inline int membership_at(struct member *m, int at)
 		origin = t->origin;
 		who = t->gen >> SH_TASK_GEN_BITS;
 		pending = origin & SH_TASK_PENDING;
-		origin &= ~SH_TASK_PENDING;
+		origin &= ~SH_TASK_MARKS;
 	} else if (!t) {
 		/* No storage: never seen in a tree. Judged by its cgroup. */
 		__u32 i = cgid & (SH_CG_OUTSIDE - 1);
@@ -225,7 +227,7 @@ static __always_inline int membership_at(struct member *m, int at)
 		 * leader's. (An exec arms it anyway: the exec programs, one of
 		 * them sleepable, where the leader cannot be looked up, skip
 		 * this.) */
-		if (at != SH_AT_EXEC && pending_entry(task->group_leader))
+		if (at != SH_AT_EXEC && (entry_marks(task->group_leader) & SH_TASK_PENDING))
 			pending = SH_TASK_PENDING;
 	} else {
 		/*
@@ -233,9 +235,9 @@ static __always_inline int membership_at(struct member *m, int at)
 		 * that left its tagged tree keeps the tree it came from for as
 		 * long as that tree stays tagged.
 		 */
-		__u64 was = t->origin & ~SH_TASK_PENDING;
+		__u64 was = t->origin & ~SH_TASK_MARKS, marks = t->origin & SH_TASK_MARKS;
 
-		pending = t->origin & SH_TASK_PENDING;
+		pending = marks & SH_TASK_PENDING;
 		origin = nearest_tagged();
 		if (!origin && was && tagged_in_force(was))
 			origin = was;
@@ -244,7 +246,7 @@ static __always_inline int membership_at(struct member *m, int at)
 			bpf_task_storage_delete(&task_marks, task);
 			return 0;
 		}
-		t->origin = origin | pending;
+		t->origin = origin ? origin | marks : 0;
 		t->gen = gen;
 		t->cgroup = cgid;
 	}
@@ -288,8 +290,9 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 {
 	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
 
-	/* A thread of a pending process shares its memory: pending too. */
-	if ((t && (t->origin & SH_TASK_PENDING)) || pending_entry(p->group_leader))
+	/* A pending or foreign task is not the tree's, nor any thread of one
+	 * (a thread shares its leader's memory). */
+	if ((t && (t->origin & SH_TASK_MARKS)) || entry_marks(p->group_leader))
 		return false;
 	if (t && t->origin == origin)
 		return true;

@@ -248,11 +248,12 @@ out.append("exec=" + r(os.execv, "/usr/bin/id", ["id", "-u"]))
 out.append("after=" + r(os.chroot, "/"))
 print(" ".join(out))'
 runtime() { mkdir -p "$D/$1" && python3 -c "$RT" "$D/$1" "$ESC" "$SH_TMP/code.bin"; }
-# waiter N: a process in ct-N (there before the policy), waiting for a line
-# on $SH_TMP/goN, then setting up (a chroot); its answer in $SH_TMP/outN.
+# waiter NAME: a process in cgroup $D/NAME (there before the policy),
+# waiting for a line on $SH_TMP/go-NAME, then setting up (a chroot); its
+# answer in $SH_TMP/out-NAME.
 waiter() {
-	mkdir -p "$D/ct-$1"
-	mkfifo "$SH_TMP/go$1"
+	mkdir -p "$D/$1"
+	mkfifo "$SH_TMP/go-$1"
 	python3 -c 'import errno, os, sys
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 open(sys.argv[2]).read()
@@ -260,13 +261,17 @@ try:
     os.chroot("/")
     print("ok")
 except OSError as e:
-    print(errno.errorcode[e.errno])' "$D/ct-$1" "$SH_TMP/go$1" >"$SH_TMP/out$1" 2>&1 &
+    print(errno.errorcode[e.errno])' "$D/$1" "$SH_TMP/go-$1" >"$SH_TMP/out-$1" 2>&1 &
 }
-waiter 9   # held when the policy comes
+release() { echo go >"$SH_TMP/go-$1"; wait "$2"; cat "$SH_TMP/out-$1"; }
+waiter ct-9   # held when the policy comes
 p9=$!
-waiter 8   # a member moves it (below)
+waiter ct-8   # a member moves it (below)
 p8=$!
-in9() { grep -qx "0::/t_pattern/ct-9" "/proc/$p9/cgroup" && grep -qx "0::/t_pattern/ct-8" "/proc/$p8/cgroup"; }
+waiter other.service   # a process of the host, which a member moves (below)
+ph=$!
+in9() { grep -qx "0::/t_pattern/ct-9" "/proc/$p9/cgroup" && grep -qx "0::/t_pattern/ct-8" "/proc/$p8/cgroup" &&
+	grep -qx "0::/t_pattern/other.service" "/proc/$ph/cgroup"; }
 wait_until in9
 fromexec entry
 $CTL policy reload >/dev/null 2>&1
@@ -276,28 +281,45 @@ check "held-from = entry: a process moved in is held at once (set-up refused)" \
 fromexec exec
 $CTL policy reload >/dev/null 2>&1
 d0=$(counter deny_exec) m0=$(counter deny_mmap)
-check "held-from = exec: moved in, it sets up (its code judged); its child is held from its exec; its own exec is refused, and holds it" \
-	"$(runtime ct-1)" "set-up=ok map=EPERM lib=ok child=EPERM exec=EPERM after=EPERM"
+check "held-from = exec: moved in, it sets up (its code judged); its child is held from its exec; its own exec refused leaves it the host's" \
+	"$(runtime ct-1)" "set-up=ok map=EPERM lib=ok child=EPERM exec=EPERM after=ok"
 check "... the refused mapping and exec counted" "$(counter deny_mmap):$(counter deny_exec)" "$((m0 + 1)):$((d0 + 1))"
 check "... and recorded under the policy, with the cgroup's path" \
 	"$(audit_wait ".policy==\"pat3\" and .hook==\"exec\" and .target==\"/usr/bin/id\" and .cgroup==\"$D/ct-1\"")" 1
-release9() { echo go >"$SH_TMP/go9"; wait "$p9"; cat "$SH_TMP/out9"; }
 check "a process in a match before the policy held it: held at once (its set-up refused)" \
-	"$(release9)" "EPERM"
+	"$(release ct-9 "$p9")" "EPERM"
+# member_try CGROUP OP...: try OP as a member of $D/CGROUP (held from the
+# exec of try).
+member_try() {
+	local cg=$1
+	shift
+	/usr/bin/bash -c "echo \$\$ >$D/$cg/cgroup.procs && exec $VMB/try $*" | head -n 1
+}
 # A pending process keeps a descriptor of ct-6's cgroup.procs past its
-# exec (a member now) and moves ct-8's process through it: a member's
-# move is no arrival, and that process is held at once.
+# exec (a member now) and moves ct-8's process and a process of the host
+# through it: a member's move is no arrival. Both are held (foreign: not
+# the tree's either, so it may not read the host process's environment).
 mkdir -p "$D/ct-5" "$D/ct-6"
+mkfifo "$SH_TMP/armed6"
+/usr/bin/bash -c "echo \$\$ >$D/ct-6/cgroup.procs && exec /usr/bin/bash -c 'read -r _ <$SH_TMP/armed6'" &
+a6=$!
 python3 -c 'import os, sys
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 fd = os.open(sys.argv[2] + "/cgroup.procs", os.O_WRONLY)
 os.set_inheritable(fd, True)
-os.execv("/usr/bin/bash", ["bash", "-c", "echo %s >&%d && echo moved" % (sys.argv[3], fd)])' \
-	"$D/ct-5" "$D/ct-6" "$p8" >"$SH_TMP/mover" 2>&1
-check "a member moves a process of the tree by a descriptor it kept from before its exec" \
-	"$(cat "$SH_TMP/mover"):$(grep -c "0::/t_pattern/ct-6" "/proc/$p8/cgroup")" "moved:1"
-release8() { echo go >"$SH_TMP/go8"; wait "$p8"; cat "$SH_TMP/out8"; }
-check "... that process is held at once (no arrival: its set-up refused)" "$(release8)" "EPERM"
+os.execv("/usr/bin/bash", ["bash", "-c", "echo %s >&%d && echo %s >&%d && echo moved" % (sys.argv[3], fd, sys.argv[4], fd)])' \
+	"$D/ct-5" "$D/ct-6" "$p8" "$ph" >"$SH_TMP/mover" 2>&1
+check "a member moves a process of the tree and one of the host by a descriptor it kept from before its exec" \
+	"$(cat "$SH_TMP/mover"):$(cat "/proc/$p8/cgroup" "/proc/$ph/cgroup" | grep -c "0::/t_pattern/ct-6")" "moved:2"
+armed6() { grep -q "read -r" "/proc/$a6/cmdline"; }
+wait_until armed6
+check "... the tree may not read the host process's environment" \
+	"$(member_try ct-6 open "/proc/$ph/environ" r)" "err EACCES"
+check "... it may read its own member's there" "$(member_try ct-6 open "/proc/$a6/environ" r)" ok
+check "... the tree's process is held (its set-up refused)" "$(release ct-8 "$p8")" "EPERM"
+check "... and so is the host's" "$(release other.service "$ph")" "EPERM"
+echo go >"$SH_TMP/armed6"
+wait "$a6"
 mkdir "$D/ct-2"
 check "cloned into the cgroup by a host process (clone3): it sets up, then its exec holds it" \
 	"$($ESC clone-into-cgroup "$D/ct-2" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok err EPERM "
@@ -320,15 +342,14 @@ placed() { grep -qx "0::/t_pattern/ct-2" "/proc/$pp/cgroup" && grep -q "read -r"
 wait_until placed
 # (Reading /proc/PID/environ asks the kernel's ptrace check in read mode,
 # which Yama leaves to the LSMs.)
-member_try() { /usr/bin/bash -c "echo \$\$ >$D/ct-2/cgroup.procs && exec $VMB/try $*" | head -n 1; }
 check "a member may not read a pending process's environment (the ptrace check)" \
-	"$(member_try open "/proc/$pp/environ" r)" "err EACCES"
-check "... it may read its armed sibling's" "$(member_try open "/proc/$ap/environ" r)" ok
+	"$(member_try ct-2 open "/proc/$pp/environ" r)" "err EACCES"
+check "... it may read its armed sibling's" "$(member_try ct-2 open "/proc/$ap/environ" r)" ok
 # The pending process's other thread (moved with it, no entry of its
 # own) shares its memory: pending too.
 tid=$(ls "/proc/$pp/task" | grep -vx "$pp" | head -n 1)
 check "... nor the environment of the pending process's other thread" \
-	"$(member_try open "/proc/$pp/task/$tid/environ" r)" "err EACCES"
+	"$(member_try ct-2 open "/proc/$pp/task/$tid/environ" r)" "err EACCES"
 echo go >"$SH_TMP/pendth"
 echo go >"$SH_TMP/pend"
 echo go >"$SH_TMP/armed"
