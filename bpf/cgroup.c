@@ -131,8 +131,9 @@ static __always_inline bool table_empty(__u32 slot)
  *   process of the host the member could name;
  * - moved by the host into a tree whose policy holds from exec: pending,
  *   the host's until its next exec goes through (lib/member.h).
- * A member, and a pending task a member moves, stay as they are. Its
- * other threads follow their leader (member.h). The entry is replaced
+ * A member the host moves stays one; a task a member moves that is not
+ * its own tree's (a member of another tree too) is foreign. Its other
+ * threads follow their leader (member.h). The entry is replaced
  * only if unchanged since it was read: an exec arming it meanwhile wins.
  */
 SEC("tp_btf/cgroup_attach_task")
@@ -183,7 +184,12 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	if (!t)
 		return 0;
 	was = t->origin;
-	if (was && (mark == SH_TASK_FOREIGN || !(was & SH_TASK_PENDING)))
+	/* A member stays one; the host's move leaves a pending task pending.
+	 * A member's move makes foreign whatever is not its own tree's: a
+	 * process of the host, another tree's member, another tree's pending
+	 * runtime (held by this tree's policy, not this tree's to trace). */
+	if (mark == SH_TASK_FOREIGN ? (was & ~SH_TASK_MARKS) == origin && !(was & SH_TASK_PENDING)
+				    : was && !(was & SH_TASK_PENDING))
 		return 0;
 	if (__sync_val_compare_and_swap(&t->origin, was, origin | mark) != was)
 		return 0;

@@ -202,7 +202,7 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 {
 	struct member m = {};
 
-	ENTER_EXEC(ret, m);
+	ENTER_EXEC(ret, m, SH_AT_JUDGE);
 	return released(&m, judge_exec(&m, bprm));
 }
 
@@ -273,7 +273,7 @@ int BPF_PROG(sh_exec_pin, struct linux_binprm *bprm, int ret)
 {
 	struct member m = {};
 
-	ENTER_EXEC(ret, m);
+	ENTER_EXEC(ret, m, SH_AT_JUDGE_SLEEPABLE);
 	if (!(m.flags & SH_PF_EXEC_PINS))
 		return 0;
 	return judge_pin(&m, bprm);
@@ -380,7 +380,7 @@ int BPF_PROG(sh_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 		return 0;
 	/* A pending task's code is judged as its tree's (member.h): what
 	 * its setup maps may not be what the tree planted. */
-	if (!membership_at(&m, SH_AT_MAP))
+	if (!membership_at(&m, SH_AT_JUDGE))
 		return 0;
 	return judge_exec_map(&m, file, SH_OP_MMAP_EXEC, prot);
 }
@@ -399,7 +399,7 @@ int BPF_PROG(sh_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot
 	file = vma->vm_file;
 	if (!file)
 		return 0;
-	if (!membership_at(&m, SH_AT_MAP))
+	if (!membership_at(&m, SH_AT_JUDGE))
 		return 0;
 	return judge_exec_map(&m, file, SH_OP_MPROTECT_EXEC, prot);
 }

@@ -185,8 +185,9 @@ int sh_enforcer_task_origin(struct sh_enforcer *e, int pidfd, uint64_t *origin)
 	*origin = 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.task_marks), &pidfd, &t))
 		return errno == ENOENT ? 0 : -errno;
-	/* A pending task (held from its next exec) counts as its tree's. */
-	*origin = t.origin & ~SH_TASK_PENDING;
+	/* A pending task (held from its next exec) and a foreign one (a
+	 * member moved it in) count as their tree's. */
+	*origin = t.origin & ~SH_TASK_MARKS;
 	return 0;
 }
 

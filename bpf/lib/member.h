@@ -151,8 +151,8 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
 /* What a hook asks of a pending task (membership_at). */
 enum {
 	SH_AT_HOOK,     /* judged as outside */
-	SH_AT_EXEC,     /* the exec judged as the tree's (sleepable: no leader lookup) */
-	SH_AT_MAP,      /* its code mappings judged as the tree's */
+	SH_AT_JUDGE,    /* its execs and code mappings: judged as the tree's */
+	SH_AT_JUDGE_SLEEPABLE, /* the same where the leader cannot be looked up */
 };
 
 static __always_inline int pending_or_held(struct member *m, struct sh_task *t, __u64 pending,
@@ -174,6 +174,24 @@ static __always_inline __u64 entry_marks(struct task_struct *p)
 	struct sh_task *t = bpf_task_storage_get(&task_marks, p, 0, 0);
 
 	return t ? t->origin & SH_TASK_MARKS : 0;
+}
+
+/*
+ * A thread of a marked process (the tracepoint marks the leader a move
+ * names) takes its marks in its first entry t: its memory is the leader's.
+ * Returns the pending one. (A sleepable program cannot look the leader up;
+ * the exec it judges is judged by sh_exec too, which does.)
+ */
+static __always_inline __u64 leader_marks(struct task_struct *task, struct sh_task *t, int at)
+{
+	__u64 lm;
+
+	if (at == SH_AT_JUDGE_SLEEPABLE)
+		return 0;
+	lm = entry_marks(task->group_leader);
+	if (t)
+		t->origin |= lm & SH_TASK_FOREIGN;
+	return lm & SH_TASK_PENDING;
 }
 
 static __always_inline int membership_at(struct member *m, int at)
@@ -222,13 +240,7 @@ static __always_inline int membership_at(struct member *m, int at)
 			t->gen = gen;
 			t->cgroup = cgid;
 		}
-		/* A thread of a pending process (the tracepoint marks the
-		 * leader a move names) is pending with it: its memory is the
-		 * leader's. (An exec arms it anyway: the exec programs, one of
-		 * them sleepable, where the leader cannot be looked up, skip
-		 * this.) */
-		if (at != SH_AT_EXEC && (entry_marks(task->group_leader) & SH_TASK_PENDING))
-			pending = SH_TASK_PENDING;
+		pending = leader_marks(task, t, at);
 	} else {
 		/*
 		 * Recompute: the nearest tagged ancestor cgroup wins; a task
@@ -310,13 +322,14 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 			return 0;					\
 	} while (0)
 
-/* The same for the exec programs: an exec arms a pending task (held from
- * this exec on, which is judged). */
-#define ENTER_EXEC(ret, m)						\
+/* The same for the exec programs: a pending task's exec is judged as its
+ * tree's (at: SH_AT_JUDGE, or SH_AT_JUDGE_SLEEPABLE); exec.c's sh_exec_arm
+ * makes it a member once the exec goes through. */
+#define ENTER_EXEC(ret, m, at)						\
 	do {								\
 		if (ret)						\
 			return ret;					\
-		if (!membership_at(&(m), SH_AT_EXEC))			\
+		if (!membership_at(&(m), at))				\
 			return 0;					\
 	} while (0)
 

@@ -300,26 +300,31 @@ member_try() {
 # through it: a member's move is no arrival. Both are held (foreign: not
 # the tree's either, so it may not read the host process's environment).
 mkdir -p "$D/ct-5" "$D/ct-6"
-mkfifo "$SH_TMP/armed6"
+mkfifo "$SH_TMP/armed6" "$SH_TMP/armed7"
 /usr/bin/bash -c "echo \$\$ >$D/ct-6/cgroup.procs && exec /usr/bin/bash -c 'read -r _ <$SH_TMP/armed6'" &
 a6=$!
+mkdir -p "$D/ct-7"   # another tree (of the same pattern): its member
+/usr/bin/bash -c "echo \$\$ >$D/ct-7/cgroup.procs && exec /usr/bin/bash -c 'read -r _ <$SH_TMP/armed7'" &
+a7=$!
+armed6() { grep -q "read -r" "/proc/$a6/cmdline" && grep -q "read -r" "/proc/$a7/cmdline"; }
+wait_until armed6
 python3 -c 'import os, sys
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 fd = os.open(sys.argv[2] + "/cgroup.procs", os.O_WRONLY)
 os.set_inheritable(fd, True)
-os.execv("/usr/bin/bash", ["bash", "-c", "echo %s >&%d && echo %s >&%d && echo moved" % (sys.argv[3], fd, sys.argv[4], fd)])' \
-	"$D/ct-5" "$D/ct-6" "$p8" "$ph" >"$SH_TMP/mover" 2>&1
-check "a member moves a process of the tree and one of the host by a descriptor it kept from before its exec" \
-	"$(cat "$SH_TMP/mover"):$(cat "/proc/$p8/cgroup" "/proc/$ph/cgroup" | grep -c "0::/t_pattern/ct-6")" "moved:2"
-armed6() { grep -q "read -r" "/proc/$a6/cmdline"; }
-wait_until armed6
+os.execv("/usr/bin/bash", ["bash", "-c", "for p in %s; do echo $p >&%d || exit; done && echo moved" % (sys.argv[3], fd)])' \
+	"$D/ct-5" "$D/ct-6" "$p8 $ph $a7" >"$SH_TMP/mover" 2>&1
+check "a member moves a process of the tree, one of the host and another tree's member by a descriptor it kept from before its exec" \
+	"$(cat "$SH_TMP/mover"):$(cat "/proc/$p8/cgroup" "/proc/$ph/cgroup" "/proc/$a7/cgroup" | grep -c "0::/t_pattern/ct-6")" "moved:3"
 check "... the tree may not read the host process's environment" \
 	"$(member_try ct-6 open "/proc/$ph/environ" r)" "err EACCES"
+check "... nor the other tree's member's" "$(member_try ct-6 open "/proc/$a7/environ" r)" "err EACCES"
 check "... it may read its own member's there" "$(member_try ct-6 open "/proc/$a6/environ" r)" ok
 check "... the tree's process is held (its set-up refused)" "$(release ct-8 "$p8")" "EPERM"
 check "... and so is the host's" "$(release other.service "$ph")" "EPERM"
 echo go >"$SH_TMP/armed6"
-wait "$a6"
+echo go >"$SH_TMP/armed7"
+wait "$a6" "$a7"
 mkdir "$D/ct-2"
 check "cloned into the cgroup by a host process (clone3): it sets up, then its exec holds it" \
 	"$($ESC clone-into-cgroup "$D/ct-2" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok err EPERM "
