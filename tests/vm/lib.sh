@@ -190,6 +190,15 @@ audit_jq() {
 # audit_count JQ_FILTER: violation records matching the filter.
 audit_count() { audit_select "$1" | wc -l; }
 
+# exec_refusals TARGET: the refused execs of TARGET the log accounts for,
+# each as a record of its own or counted in a "suppressed" record
+# (records an older build's programs left in the ring read in a burst).
+exec_refusals() {
+	jq -s --arg t "$1" '[.[] | select(.hook=="exec" and .target==$t) |
+		if .event=="violation" then 1 elif .event=="suppressed" then .count else 0 end]
+		| add // 0' "$AUDIT"
+}
+
 # audit_wait JQ_FILTER [N]: wait (up to SH_WAIT) until N records match; prints the count.
 audit_wait() {
 	local n=${2:-1} c=0 end=$((SECONDS + SH_WAIT))

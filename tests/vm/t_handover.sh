@@ -72,11 +72,7 @@ check "not one attempt ran /usr/bin/id" "$(grep -vc '^err EPERM$' "$F/verdicts")
 # Every refusal is in the log, named whole, whichever build wrote it: as a
 # record of its own, or counted in a "suppressed" record (the old programs'
 # records wait in the ring while no daemon runs, and are read in a burst).
-logged() {
-	jq -s '[.[] | select(.hook=="exec" and .target=="/usr/bin/id") |
-		if .event=="violation" then 1 elif .event=="suppressed" then .count else 0 end]
-		| add // 0' "$AUDIT"
-}
+logged() { exec_refusals /usr/bin/id; }
 all_logged() { [ "$(logged)" -ge "$total" ]; }
 wait_until all_logged
 check "every refused attempt is logged with its path" "$(logged)" "$total"

@@ -151,11 +151,7 @@ check "the run the release before's sharnessctl started ends through the new dae
 total=$(verdicts)
 check "not one attempt ran uname (before, during and after the upgrade: $total)" \
 	"$(grep -vc '^126$' "$U/verdicts"):$(cat "$U/ran" 2>/dev/null)" "0:"
-logged() {
-	jq -s '[.[] | select(.hook=="exec" and .target=="/usr/bin/uname") |
-		if .event=="violation" then 1 elif .event=="suppressed" then .count else 0 end]
-		| add // 0' "$AUDIT"
-}
+logged() { exec_refusals /usr/bin/uname; }
 all_logged() { [ "$(logged)" -ge "$total" ]; }
 wait_until all_logged
 check "every refused attempt is logged" "$(logged)" "$total"
