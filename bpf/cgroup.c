@@ -121,20 +121,89 @@ static __always_inline bool table_empty(__u32 slot)
 	return !pat || !pat->parent;
 }
 
+/* The tree a move into cgroup dst puts a task in: the deepest tagged
+ * cgroup at or above dst (nearest_tagged's), 0 for none. */
+static __always_inline __u64 tree_of(struct cgroup *cg)
+{
+	for (int i = 0; i < SH_MAX_CGROUP_LEVEL && cg; i++) {
+		struct cgroup_subsys_state *up;
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		if (tagged_in_force(id))
+			return id;
+		up = BPF_CORE_READ(cg, self.parent);
+		cg = up ? (void *)up - bpf_core_field_offset(struct cgroup, self) : NULL;
+	}
+	return 0;
+}
+
+/* Task's entry, made if it has none: NULL only where none can be had. An
+ * entry the task makes for itself meanwhile is the one returned. */
+static __always_inline struct sh_task *entry_of(struct task_struct *task)
+{
+	struct sh_task *t = bpf_task_storage_get(&task_marks, task, 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	return t ? t : bpf_task_storage_get(&task_marks, task, 0, 0);
+}
+
+/* Is the current task moving another process (not one of its threads)? */
+static __always_inline bool moves_another(struct task_struct *task)
+{
+	return (__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)BPF_CORE_READ(task, tgid);
+}
+
 /*
- * A task moved into a tree (the tracepoint fires once the move is made,
- * for the leader of a cgroup.procs write or the one thread of a
- * cgroup.threads write) that is no member yet:
- * - moved by a member (through a cgroup.procs descriptor kept from before
- *   its exec, the one way a member can write one): foreign, held by the
- *   tree's policy but not the tree's to trace or signal, for it may be any
- *   process of the host the member could name;
- * - moved by the host into a tree whose policy holds from exec: pending,
- *   the host's until its next exec goes through (lib/member.h).
- * A member the host moves stays one; a task a member moves that is not
- * its own tree's (a member of another tree too) is foreign. Its other
- * threads follow their leader (member.h). The entry is replaced
- * only if unchanged since it was read: an exec arming it meanwhile wins.
+ * A member moves a task into a tree (through a cgroup.procs descriptor kept
+ * from before its exec, the one way a member can write one: the wall
+ * refuses it the open, and a received one): the task is marked foreign
+ * here, before the move, for it may be any process of the host the member
+ * could name. Foreign, it is held by the tree's policy but is not the
+ * tree's to trace, signal or read (in_tree), and a pending runtime it was
+ * is held at once. Marked after the move, it would be the tree's for as
+ * long as the move takes, and its own hooks, running meanwhile on another
+ * CPU, would find it the tree's member first. A task already the tree's
+ * (its entry names the tree, unmarked) stays so. A move that then fails
+ * leaves the mark: the task stays held where it was, and nobody's to
+ * trace. Its other threads follow their leader (member.h). Where no
+ * entry can be had (no memory) the task is not marked: counted, it is
+ * held by the tree at its first hook there, but traceable by it.
+ */
+SEC("fentry/cgroup_attach_task")
+int BPF_PROG(sh_cgroup_move, struct cgroup *dst, struct task_struct *task, bool threadgroup)
+{
+	struct member m = {};
+	struct sh_task *t;
+	__u64 origin;
+
+	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id) || !moves_another(task))
+		return 0;
+	if (!membership(&m))
+		return 0;       /* the host's move: the tracepoint's */
+	origin = tree_of(dst);
+	if (!origin)
+		return 0;
+	t = entry_of(task);
+	if (!t) {
+		count(SH_CNT_MARK_LOST);
+		return 0;
+	}
+	if (t->origin == origin)
+		return 0;
+	entry_set(t, t->origin & ~SH_TASK_MARKS, SH_TASK_PENDING, SH_TASK_FOREIGN);
+	return 0;
+}
+
+/*
+ * A task the host moves into a tree whose policy holds from exec (the
+ * tracepoint fires once the move is made, for the leader of a cgroup.procs
+ * write or the one thread of a cgroup.threads write) that is no member
+ * yet is pending: the host's until its next exec goes through
+ * (lib/member.h). A process that moves itself (any of its threads) is
+ * judged by its own entry. A member the host moves stays one, and so does
+ * a task whose hooks, running meanwhile, found it in the tree first
+ * (held at once: the closed side). A member's move was judged before it
+ * (sh_cgroup_move).
  */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
@@ -142,57 +211,40 @@ int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task
 {
 	struct sh_policy_conf *conf;
 	struct sh_cgroup_tag *tag;
-	struct cgroup *cg = dst;
 	struct sh_task *t;
-	__u64 origin = 0, was, mark = SH_TASK_PENDING;
+	__u64 origin, was;
 	__u32 slot, idx;
 
 	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id))
 		return 0;
-	/* The deepest tagged cgroup at or above dst (nearest_tagged's). */
-	for (int i = 0; i < SH_MAX_CGROUP_LEVEL && cg && !origin; i++) {
-		struct cgroup_subsys_state *up;
-		__u64 id = BPF_CORE_READ(cg, kn, id);
-
-		if (tagged_in_force(id))
-			origin = id;
-		up = BPF_CORE_READ(cg, self.parent);
-		cg = up ? (void *)up - bpf_core_field_offset(struct cgroup, self) : NULL;
-	}
+	origin = tree_of(dst);
 	if (!origin)
 		return 0;
-	/* Who moves it: a process that moves itself (any of its threads) is
-	 * judged by its own entry below. */
-	if ((__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)BPF_CORE_READ(task, tgid)) {
+	if (moves_another(task)) {
 		struct member m = {};
 
 		if (membership(&m))
-			mark = SH_TASK_FOREIGN;
-	}
-	if (mark == SH_TASK_PENDING) {
-		slot = active_slot & 1;
-		tag = bpf_map_lookup_elem(&tags, &origin);
-		if (!tag)
-			return 0;
-		idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
-		conf = bpf_map_lookup_elem(&policies, &idx);
-		if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
 			return 0;
 	}
+	slot = active_slot & 1;
+	tag = bpf_map_lookup_elem(&tags, &origin);
+	if (!tag)
+		return 0;
+	idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
+	conf = bpf_map_lookup_elem(&policies, &idx);
+	if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
+		return 0;
 	/* No entry to be had: held at its first hook. */
-	t = bpf_task_storage_get(&task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	t = entry_of(task);
 	if (!t)
 		return 0;
-	was = t->origin;
-	/* A member stays one; the host's move leaves a pending task pending.
-	 * A member's move makes foreign whatever is not its own tree's: a
-	 * process of the host, another tree's member, another tree's pending
-	 * runtime (held by this tree's policy, not this tree's to trace). */
-	if (mark == SH_TASK_FOREIGN ? (was & ~SH_TASK_MARKS) == origin && !(was & SH_TASK_PENDING)
-				    : was && !(was & SH_TASK_PENDING))
-		return 0;
-	if (__sync_val_compare_and_swap(&t->origin, was, origin | mark) != was)
-		return 0;
+	for (int i = 0; i < 4; i++) {
+		was = t->origin;
+		if (was && !(was & SH_TASK_PENDING))
+			return 0;
+		if (__sync_val_compare_and_swap(&t->origin, was, origin | SH_TASK_PENDING) == was)
+			break;
+	}
 	t->gen = 0;     /* its tree found again at its next hook */
 	t->cgroup = 0;
 	return 0;

@@ -298,7 +298,7 @@ int BPF_PROG(sh_exec_arm, struct linux_binprm *bprm)
 		return 0;
 	t = bpf_task_storage_get(&task_marks, task, 0, 0);
 	if (t && (t->origin & SH_TASK_PENDING))
-		t->origin &= ~SH_TASK_PENDING;
+		__sync_fetch_and_and(&t->origin, ~SH_TASK_PENDING);
 	return 0;
 }
 

@@ -589,7 +589,8 @@ enum sh_counter_what {
 #define SH_CNT_SCRATCH_TREE (SH_CNT_DROPPED + 8) /* refused: the tree holds its share of scratch */
 #define SH_CNT_PIN_HASHED   (SH_CNT_DROPPED + 9) /* pinned execs hashed in the kernel and entered */
 #define SH_CNT_PATTERN_LOST (SH_CNT_DROPPED + 10) /* matching cgroups not tagged (bpf/cgroup.c) */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 11)
+#define SH_CNT_MARK_LOST    (SH_CNT_DROPPED + 11) /* tasks a member moved, not marked foreign (bpf/cgroup.c) */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 12)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

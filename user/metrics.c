@@ -140,6 +140,9 @@ static const struct {
 	{ "sharness_pattern_lost_total",
 	  "Cgroups a pattern matched that the tag map could not take (not held).",
 	  SH_CNT_PATTERN_LOST },
+	{ "sharness_mark_lost_total",
+	  "Processes a tree's member moved that could not be marked foreign (no memory for the entry).",
+	  SH_CNT_MARK_LOST },
 };
 
 static void kernel_counters(struct sh_buf *b, const uint64_t *c)

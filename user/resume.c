@@ -208,13 +208,18 @@ static bool own_map(struct judge *j, __u32 id)
 
 /* Whether link fd (info li) is on program p's own hook: its section,
  * lsm/HOOK, an LSM link on bpf_lsm_HOOK; tp_btf/TP (bpf/cgroup.c), a raw
- * tracepoint link on TP. */
+ * tracepoint link on TP; fentry/FN, a tracing link on FN's entry. */
 static bool on_its_hook(const struct judge *j, const struct bpf_program *p, int fd,
 			const struct bpf_link_info *li)
 {
 	const char *sec = bpf_program__section_name(p), *hook = strchr(sec, '/');
 	char fn[128];
 
+	if (hook && !strncmp(sec, "fentry/", 7))
+		return li->type == BPF_LINK_TYPE_TRACING &&
+		       li->tracing.attach_type == BPF_TRACE_FENTRY &&
+		       btf__find_by_name_kind(j->vmlinux, hook + 1, BTF_KIND_FUNC) ==
+		       (int)li->tracing.target_btf_id;
 	if (hook && !strncmp(sec, "tp_btf/", 7)) {
 		struct bpf_link_info ti = {};
 		__u32 len = sizeof(ti);
@@ -267,8 +272,8 @@ static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
 		why = strerror(errno);
 		goto fail;
 	}
-	if (pi.type != (strncmp(bpf_program__section_name(p), "tp_btf/", 7) ? BPF_PROG_TYPE_LSM
-									   : BPF_PROG_TYPE_TRACING) ||
+	if (pi.type != (strncmp(bpf_program__section_name(p), "lsm/", 4) ? BPF_PROG_TYPE_TRACING
+									 : BPF_PROG_TYPE_LSM) ||
 	    strncmp(pi.name, name, sizeof(pi.name) - 1)) {
 		why = "another program";
 		goto fail;

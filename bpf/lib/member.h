@@ -155,6 +155,25 @@ enum {
 	SH_AT_JUDGE_SLEEPABLE, /* the same where the leader cannot be looked up */
 };
 
+/*
+ * An entry's tree rewritten by its task, keeping the marks another CPU may
+ * have set since they were read (cgroup.c marks a task before a member's
+ * move, while the task runs): the marks in `clear` are dropped, those in
+ * `set` added. A mark is set once a move: a few tries always suffice.
+ */
+static __always_inline void entry_set(struct sh_task *t, __u64 origin, __u64 clear, __u64 set)
+{
+	__u64 old = t->origin, seen;
+
+	for (int i = 0; i < 4; i++) {
+		seen = __sync_val_compare_and_swap(&t->origin, old,
+						   origin | (old & SH_TASK_MARKS & ~clear) | set);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+}
+
 static __always_inline int pending_or_held(struct member *m, struct sh_task *t, __u64 pending,
 					   int at)
 {
@@ -162,7 +181,7 @@ static __always_inline int pending_or_held(struct member *m, struct sh_task *t, 
 		return 1;
 	if (!(m->flags & SH_PF_FROM_EXEC)) {
 		if (t)
-			t->origin = m->origin;  /* held at once */
+			entry_set(t, m->origin, SH_TASK_PENDING, 0);  /* held at once */
 		return 1;
 	}
 	return at != SH_AT_HOOK;
@@ -189,8 +208,8 @@ static __always_inline __u64 leader_marks(struct task_struct *task, struct sh_ta
 	if (at == SH_AT_JUDGE_SLEEPABLE)
 		return 0;
 	lm = entry_marks(task->group_leader);
-	if (t)
-		t->origin |= lm & SH_TASK_FOREIGN;
+	if (t && (lm & SH_TASK_FOREIGN))
+		__sync_fetch_and_or(&t->origin, SH_TASK_FOREIGN);
 	return lm & SH_TASK_PENDING;
 }
 
@@ -236,7 +255,7 @@ static __always_inline int membership_at(struct member *m, int at)
 		 * leaves the tree's cgroup, and its children with it. */
 		t = bpf_task_storage_get(&task_marks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (t) {
-			t->origin = origin;
+			entry_set(t, origin, 0, 0);
 			t->gen = gen;
 			t->cgroup = cgid;
 		}
@@ -247,9 +266,9 @@ static __always_inline int membership_at(struct member *m, int at)
 		 * that left its tagged tree keeps the tree it came from for as
 		 * long as that tree stays tagged.
 		 */
-		__u64 was = t->origin & ~SH_TASK_MARKS, marks = t->origin & SH_TASK_MARKS;
+		__u64 was = t->origin & ~SH_TASK_MARKS;
 
-		pending = marks & SH_TASK_PENDING;
+		pending = t->origin & SH_TASK_PENDING;
 		origin = nearest_tagged();
 		if (!origin && was && tagged_in_force(was))
 			origin = was;
@@ -258,7 +277,9 @@ static __always_inline int membership_at(struct member *m, int at)
 			bpf_task_storage_delete(&task_marks, task);
 			return 0;
 		}
-		t->origin = origin ? origin | marks : 0;
+		/* Marks stay, with or without a tree: one set before a
+		 * move (cgroup.c) holds once the move is made. */
+		entry_set(t, origin, 0, 0);
 		t->gen = gen;
 		t->cgroup = cgid;
 	}
@@ -268,7 +289,7 @@ static __always_inline int membership_at(struct member *m, int at)
 		return 0;
 	if (pending && !pending_or_held(m, t, pending, at)) {
 		if (t)
-			t->origin = origin | SH_TASK_PENDING;
+			entry_set(t, origin, 0, SH_TASK_PENDING);
 		return 0;
 	}
 	return 1;

@@ -306,14 +306,20 @@ a6=$!
 mkdir -p "$D/ct-7"   # another tree (of the same pattern): its member
 /usr/bin/bash -c "echo \$\$ >$D/ct-7/cgroup.procs && exec /usr/bin/bash -c 'read -r _ <$SH_TMP/armed7'" &
 a7=$!
-armed6() { grep -q "read -r" "/proc/$a6/cmdline" && grep -q "read -r" "/proc/$a7/cmdline"; }
-wait_until armed6
-python3 -c 'import os, sys
+# member_moves PIDS: a pending process of ct-5 keeps a descriptor of
+# ct-6's cgroup.procs past its exec and moves PIDS through it, a member
+# then (its output: "moved" in $SH_TMP/mover).
+member_moves() {
+	python3 -c 'import os, sys
 open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
 fd = os.open(sys.argv[2] + "/cgroup.procs", os.O_WRONLY)
 os.set_inheritable(fd, True)
 os.execv("/usr/bin/bash", ["bash", "-c", "for p in %s; do echo $p >&%d || exit; done && echo moved" % (sys.argv[3], fd)])' \
-	"$D/ct-5" "$D/ct-6" "$p8 $ph $a7" >"$SH_TMP/mover" 2>&1
+		"$D/ct-5" "$D/ct-6" "$1" >"$SH_TMP/mover" 2>&1
+}
+armed6() { grep -q "read -r" "/proc/$a6/cmdline" && grep -q "read -r" "/proc/$a7/cmdline"; }
+wait_until armed6
+member_moves "$p8 $ph $a7"
 check "a member moves a process of the tree, one of the host and another tree's member by a descriptor it kept from before its exec" \
 	"$(cat "$SH_TMP/mover"):$(cat "/proc/$p8/cgroup" "/proc/$ph/cgroup" "/proc/$a7/cgroup" | grep -c "0::/t_pattern/ct-6")" "moved:3"
 check "... the tree may not read the host process's environment" \
@@ -322,9 +328,25 @@ check "... nor the other tree's member's" "$(member_try ct-6 open "/proc/$a7/env
 check "... it may read its own member's there" "$(member_try ct-6 open "/proc/$a6/environ" r)" ok
 check "... the tree's process is held (its set-up refused)" "$(release ct-8 "$p8")" "EPERM"
 check "... and so is the host's" "$(release other.service "$ph")" "EPERM"
+# Moved while busy: each victim opens a file in a loop, so its own hooks
+# run while it is moved (and would find it the tree's member first, were
+# it marked after the move).
+busy() { /usr/bin/bash -c "echo \$\$ >$D/$1/cgroup.procs && exec /usr/bin/bash -c 'while :; do : </dev/null; done'" & }
+busy other.service; b1=$!
+busy other.service; b2=$!
+busy ct-7; b3=$!
+busy ct-7; b4=$!
+looping() { local p; for p in $b1 $b2 $b3 $b4; do grep -q "while" "/proc/$p/cmdline" || return; done; }
+wait_until looping
+member_moves "$b1 $b2 $b3 $b4"
+check "a member moves two busy processes of the host and two busy members of another tree" \
+	"$(cat "$SH_TMP/mover"):$(cat /proc/{$b1,$b2,$b3,$b4}/cgroup | grep -c "0::/t_pattern/ct-6")" "moved:4"
+readable=$(/usr/bin/bash -c "echo \$\$ >$D/ct-6/cgroup.procs && exec /usr/bin/bash -c 'for p in $b1 $b2 $b3 $b4 $a6; do { : </proc/\$p/environ; } 2>/dev/null && echo \$p; done'" | tr '\n' ' ')
+check "... the tree may read none of their environments (its own member's it may)" "$readable" "$a6 "
+kill "$b1" "$b2" "$b3" "$b4"
 echo go >"$SH_TMP/armed6"
 echo go >"$SH_TMP/armed7"
-wait "$a6" "$a7"
+wait "$a6" "$a7" "$b1" "$b2" "$b3" "$b4" 2>/dev/null
 mkdir "$D/ct-2"
 check "cloned into the cgroup by a host process (clone3): it sets up, then its exec holds it" \
 	"$($ESC clone-into-cgroup "$D/ct-2" "$ESC" chroot / | head -n 2 | tr '\n' ' ')" "set-up=ok err EPERM "
