@@ -272,7 +272,8 @@ static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
 		why = strerror(errno);
 		goto fail;
 	}
-	if (pi.type != (strncmp(bpf_program__section_name(p), "lsm/", 4) ? BPF_PROG_TYPE_TRACING
+	/* lsm/ and lsm.s/ (sleepable): LSM; fentry/ and tp_btf/: tracing. */
+	if (pi.type != (strncmp(bpf_program__section_name(p), "lsm", 3) ? BPF_PROG_TYPE_TRACING
 									 : BPF_PROG_TYPE_LSM) ||
 	    strncmp(pi.name, name, sizeof(pi.name) - 1)) {
 		why = "another program";
