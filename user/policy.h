@@ -102,6 +102,7 @@ struct sh_policy {
 	size_t nrules;
 	bool abstract_deny;
 	bool from_exec;           /* held-from = exec: an arrival is held from its next exec */
+	bool container_paths;     /* paths = container: rules taken as written, no host lookup */
 	enum sh_scope signal_scope;
 	enum sh_scope connect_scope; /* [connect] scope: any (default) or tree */
 	unsigned pids_max;       /* 0 = not set */

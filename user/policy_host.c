@@ -117,7 +117,8 @@ int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs
 				rc = -EINVAL;
 			}
 		}
-		for (size_t i = 0; warns && i < p->nrules; i++) {
+		/* A container's paths are not the host's to look up. */
+		for (size_t i = 0; warns && !p->container_paths && i < p->nrules; i++) {
 			const struct sh_rule *r = &p->rules[i];
 
 			if (r->kind != SH_EXEC_ALLOW)

@@ -216,15 +216,44 @@ static void canonical_rule(const char *path, bool dir, char *out, size_t n)
 		snprintf(out, n, "%s", real);
 }
 
+/* The key of a rule for path: canonical_rule's, or the path as written in a
+ * policy whose paths are a container's (its root is not the host's). */
+static void rule_key(const struct pctx *c, const char *path, bool dir, char *out, size_t n)
+{
+	if (c->p->container_paths)
+		snprintf(out, n, "%s", path);
+	else
+		canonical_rule(path, dir, out, n);
+}
+
+/* Whether a rule's key is a /proc/PID file its path did not name (it went
+ * through /proc/self or /proc/thread-self, or a link to them such as
+ * /etc/mtab): the reader's own pid. */
+static bool per_process(const char *path, const char *key)
+{
+	size_t n = strlen("/proc/");
+
+	if (strncmp(key, "/proc/", n) || key[n] < '0' || key[n] > '9')
+		return false;
+	return strncmp(path, key, strcspn(key + n, "/") + n) != 0;
+}
+
 /* Sets r->key to the canonical form of r->path; false (reported) if it
- * does not fit in a rules-map key with its NUL. */
+ * does not fit in a rules-map key with its NUL, or names one process's
+ * own /proc files. */
 static bool set_rule_key(struct pctx *c, struct sh_rule *r)
 {
 	char key[PATH_MAX + 2], q[QBUF];
 	size_t len;
 
-	canonical_rule(r->path, r->dir, key, sizeof(key));
+	rule_key(c, r->path, r->dir, key, sizeof(key));
 	len = strlen(key);
+	if (per_process(r->path, key)) {
+		sh_perr(c, c->line, "rule path %s resolves to %s, a file of the process that read the "
+			"policy: the kernel names each process's /proc files by its own pid, so no rule "
+			"can name them for every process", sh_policy_quote(q, sizeof(q), r->path), key);
+		return false;
+	}
 	if (len + 1 > SH_PATH_KEY_MAX) {
 		sh_perr(c, c->line, "rule path %s resolves to %zu bytes, more than %d",
 			sh_policy_quote(q, sizeof(q), r->path), len, SH_PATH_KEY_MAX - 1);
@@ -294,7 +323,7 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *valu
 {
 	struct sh_policy *p = c->p;
 	uint8_t digest[SH_DIGEST_LEN];
-	char q[QBUF], v[LINE_BUF];
+	char q[QBUF], q2[QBUF], v[LINE_BUF], key[PATH_MAX + 2];
 	struct sh_rule *r;
 	size_t len;
 	int pinned;
@@ -306,6 +335,11 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *valu
 	len = strlen(v);
 	if (!check_abs_path(c, v))
 		return;
+	if (pinned && p->container_paths) {
+		sh_perr(c, c->line, "a digest pins a file of this host, and paths = container names "
+			"the container's: '%s'", sh_policy_quote(q, sizeof(q), v));
+		return;
+	}
 	if (pinned && v[len - 1] == '/') {
 		sh_perr(c, c->line, "a digest pins a file, not a directory: '%s'",
 			sh_policy_quote(q, sizeof(q), v));
@@ -316,10 +350,24 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *valu
 			SH_RULE_PATH_MAX, sh_policy_quote(q, sizeof(q), v));
 		return;
 	}
+	rule_key(c, v, v[len - 1] == '/', key, sizeof(key));
 	for (size_t i = 0; i < p->nrules; i++) {
 		r = &p->rules[i];
-		if (!sh_rule_same_trie(r->kind, kind) || strcmp(r->path, v) != 0)
+		if (!sh_rule_same_trie(r->kind, kind))
 			continue;
+		if (strcmp(r->path, v) != 0) {
+			/* Two kinds for one file once resolved: one trie
+			 * entry would take the other's place. (One kind
+			 * twice is one rule; pin_conflict judges digests.) */
+			if (r->kind != kind && strcmp(r->key, key) == 0) {
+				sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line "
+					"%d ('%s'): both name %s", sh_policy_quote(q, sizeof(q), v),
+					sh_rule_kind_name(kind), sh_rule_kind_name(r->kind), r->line,
+					sh_policy_quote(q2, sizeof(q2), r->path), key);
+				return;
+			}
+			continue;
+		}
 		if (r->kind == kind && (r->pinned != (pinned > 0) ||
 					(pinned && memcmp(r->digest, digest, SH_DIGEST_LEN)))) {
 			sh_perr(c, c->line, "conflicting digests for '%s': see line %d",
@@ -447,6 +495,21 @@ static void set_held_from(struct pctx *c, const char *key, const char *v)
 		c->p->from_exec = r;
 }
 
+/* paths = host|container: before any rule, whose key it decides. */
+static void set_paths(struct pctx *c, const char *key, const char *v)
+{
+	int r = choice(c, &c->paths_line, key, v, "paths", "host", "container");
+
+	if (r < 0)
+		return;
+	if (c->p->nrules) {
+		sh_perr(c, c->line, "paths must come before the first rule (line %d): it decides "
+			"how every rule names its file", c->p->rules[0].line);
+		return;
+	}
+	c->p->container_paths = r;
+}
+
 static void set_abstract(struct pctx *c, const char *key, const char *v)
 {
 	int r = choice(c, &c->abstract_line, key, v, "abstract value", "allow", "deny");
@@ -541,6 +604,7 @@ static const struct setting {
 	{ "policy", "name", set_name },
 	{ "policy", "mode", set_mode },
 	{ "policy", "held-from", set_held_from },
+	{ "policy", "paths", set_paths },
 	{ "policy", "cgroup", add_cgroup },
 	{ "connect", "abstract", set_abstract },
 	{ "connect", "scope", set_connect_scope },

@@ -51,7 +51,7 @@ struct pctx {
 	char prev_key[LINE_BUF];
 
 	/* first line of each single-valued key, 0 = not seen */
-	int mode_line, held_line, abstract_line, scope_line, connect_scope_line, pids_line;
+	int mode_line, held_line, paths_line, abstract_line, scope_line, connect_scope_line, pids_line;
 	int memory_line, swap_line, cpu_line, io_line, tmp_line;
 	bool too_many_rules;
 	bool name_seen;           /* a name key was given, valid or not */

@@ -728,6 +728,49 @@ static void test_conflicting_rules(void **state)
 		      "11: conflicting rules for '/run/a.sock': connect allow here, connect deny at line 10");
 }
 
+/* Rules whose names differ but resolve to one (a symlink of the host), and
+ * rules that resolve to the reading process's own /proc files. */
+static void test_resolved_conflicts(void **state)
+{
+	char environ[256], mounts[256];
+	int pid = (int)getpid();
+
+	(void)state;
+	snprintf(environ, sizeof(environ),
+		 "6: rule path /proc/self/environ resolves to /proc/%d/environ, a file of the "
+		 "process that read the policy: the kernel names each process's /proc files by its "
+		 "own pid, so no rule can name them for every process", pid);
+	snprintf(mounts, sizeof(mounts),
+		 "7: rule path /etc/mtab resolves to /proc/%d/mounts, a file of the process that "
+		 "read the policy: the kernel names each process's /proc files by its own pid, so "
+		 "no rule can name them for every process", pid);
+	expect_errors("err_resolved.policy", -EINVAL, 3,
+		      "5: conflicting rules for '/bin/': file write here, file deny at line 4 "
+		      "('/usr/bin/'): both name /usr/bin/",
+		      environ, mounts);
+}
+
+/* paths = container: rules as written, whatever the host's symlinks; it
+ * comes before the rules; no digest (a file of the host's). */
+static void test_container_paths(void **state)
+{
+	struct sh_policy p;
+
+	(void)state;
+	parse_ok("container_paths.policy", &p);
+	assert_true(p.container_paths);
+	assert_int_equal(p.nrules, 2);
+	assert_string_equal(p.rules[0].key, "/bin/busybox");
+	assert_string_equal(p.rules[1].key, "/bin/");
+	sh_policy_free(&p);
+	expect_errors("err_paths_late.policy", -EINVAL, 1,
+		      "6: paths must come before the first rule (line 4): it decides how every "
+		      "rule names its file");
+	expect_errors("err_paths_pin.policy", -EINVAL, 1,
+		      "5: a digest pins a file of this host, and paths = container names the "
+		      "container's: '/bin/busybox'");
+}
+
 static void test_no_conflict(void **state)
 {
 	struct sh_policy p;
@@ -1368,6 +1411,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rule_kind_table),
 		cmocka_unit_test(test_scalar_values),
 		cmocka_unit_test(test_conflicting_rules),
+		cmocka_unit_test(test_resolved_conflicts),
+		cmocka_unit_test(test_container_paths),
 		cmocka_unit_test(test_no_conflict),
 		cmocka_unit_test(test_dedup),
 		cmocka_unit_test(test_multiple_errors),
