@@ -75,7 +75,7 @@ DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
 
 .PHONY: all setup test unit layout unit-security vmtest demo bench install clean vmlinux fuzz \
 	man completion-test vm-accel-test hooks-test package package-test host-checks
-all: $(BUILD)/sharnessd $(BUILD)/sharnessctl
+all: $(BUILD)/sharnessd $(BUILD)/sharnessctl $(BUILD)/sharness-oci-hook
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
 	$(Q)mkdir -p $@
@@ -117,6 +117,11 @@ $(BUILD)/sharnessd: $(D_OBJS)
 $(BUILD)/sharnessctl: $(CTL_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+# The OCI hook: the control socket's client and jansson for the state.
+$(BUILD)/sharness-oci-hook: $(BUILD)/oci_hook.o $(BUILD)/control.o $(BUILD)/util.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(shell $(PKG_CONFIG) --libs jansson) -o $@
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
@@ -275,6 +280,10 @@ install: all $(BUILD)/sharnessd.service man
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	$(Q)install -m 0755 $(BUILD)/sharnessd $(DESTDIR)$(PREFIX)/sbin/sharnessd
 	$(Q)install -m 0755 $(BUILD)/sharnessctl $(DESTDIR)$(PREFIX)/bin/sharnessctl
+	$(Q)install -d $(DESTDIR)$(PREFIX)/libexec/sharness $(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d
+	$(Q)install -m 0755 $(BUILD)/sharness-oci-hook $(DESTDIR)$(PREFIX)/libexec/sharness/sharness-oci-hook
+	$(Q)install -m 0644 deploy/oci/sharness.json \
+		$(DESTDIR)$(PREFIX)/share/containers/oci/hooks.d/sharness.json
 	$(Q)install -m 0644 policies/*.policy $(DESTDIR)$(PREFIX)/share/sharness/policies/
 	$(Q)install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/sharness/README.md
 	$(Q)install -m 0644 $(BUILD)/sharnessd.service \

@@ -153,100 +153,84 @@ static __always_inline bool moves_another(struct task_struct *task)
 	return (__u32)(bpf_get_current_pid_tgid() >> 32) != (__u32)BPF_CORE_READ(task, tgid);
 }
 
+/* Does the policy in force of tree `origin` hold from exec? */
+static __always_inline bool holds_from_exec(__u64 origin)
+{
+	struct sh_cgroup_tag *tag = bpf_map_lookup_elem(&tags, &origin);
+	struct sh_policy_conf *conf;
+	__u32 slot = active_slot & 1, idx;
+
+	if (!tag)
+		return false;
+	idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
+	conf = bpf_map_lookup_elem(&policies, &idx);
+	return conf && (conf->flags & SH_PF_VALID) && (conf->flags & SH_PF_FROM_EXEC);
+}
+
 /*
- * A member moves a task into a tree (through a cgroup.procs descriptor kept
- * from before its exec, the one way a member can write one: the wall
- * refuses it the open, and a received one): the task is marked foreign
- * here, before the move, for it may be any process of the host the member
- * could name. Foreign, it is held by the tree's policy but is not the
- * tree's to trace, signal or read (in_tree), and a pending runtime it was
- * is held at once. Marked after the move, it would be the tree's for as
- * long as the move takes, and its own hooks, running meanwhile on another
- * CPU, would find it the tree's member first. A task already the tree's
- * (its entry names the tree, unmarked) stays so. A move that then fails
- * leaves the mark: the task stays held where it was, and nobody's to
- * trace. Its other threads follow their leader (member.h). Where no
- * entry can be had (no memory) the task is not marked: counted, it is
- * held by the tree at its first hook there, but traceable by it.
+ * A task moved into a tree (the leader of a cgroup.procs write, the one
+ * thread of a cgroup.threads write) is marked here, at the entry of the
+ * kernel's cgroup_attach_task, before the move: marked after it, it would
+ * be in the tree unmarked for as long as the move takes, and its own
+ * hooks, running meanwhile on another CPU (a container runtime's init is
+ * busy as it is moved), would make it the tree's member first.
+ * - Moved by a member (through a cgroup.procs descriptor kept from before
+ *   its exec, the one way a member can write one: the wall refuses it the
+ *   open, and a received one): foreign, for it may be any process of the
+ *   host the member could name. Held by the tree's policy, it is not the
+ *   tree's to trace, signal or read (in_tree), and a pending runtime it
+ *   was is held at once. A task already the tree's (its entry names the
+ *   tree, unmarked) stays so.
+ * - Moved by the host (or by itself) into a tree whose policy holds from
+ *   exec, from outside every tree: pending, the host's until its next
+ *   exec goes through (lib/member.h). A member the host moves stays one,
+ *   and so does a process of a tree the programs have not seen yet.
+ * Outside until the move is made, a pending task is judged as outside; a
+ * move that then fails leaves it outside, its mark of no effect there, and
+ * a foreign one held where it was and nobody's to trace. Its other
+ * threads follow their leader (member.h). Where no entry can be had (no
+ * memory) the task is held at its first hook in the tree: a member's move
+ * counted, for the tree may then trace it.
  */
 SEC("fentry/cgroup_attach_task")
 int BPF_PROG(sh_cgroup_move, struct cgroup *dst, struct task_struct *task, bool threadgroup)
 {
 	struct member m = {};
 	struct sh_task *t;
-	__u64 origin;
-
-	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id) || !moves_another(task))
-		return 0;
-	if (!membership(&m))
-		return 0;       /* the host's move: the tracepoint's */
-	origin = tree_of(dst);
-	if (!origin)
-		return 0;
-	t = entry_of(task);
-	if (!t) {
-		count(SH_CNT_MARK_LOST);
-		return 0;
-	}
-	if (t->origin == origin)
-		return 0;
-	entry_set(t, t->origin & ~SH_TASK_MARKS, SH_TASK_PENDING, SH_TASK_FOREIGN);
-	return 0;
-}
-
-/*
- * A task the host moves into a tree whose policy holds from exec (the
- * tracepoint fires once the move is made, for the leader of a cgroup.procs
- * write or the one thread of a cgroup.threads write) that is no member
- * yet is pending: the host's until its next exec goes through
- * (lib/member.h). A process that moves itself (any of its threads) is
- * judged by its own entry. A member the host moves stays one, and so does
- * a task whose hooks, running meanwhile, found it in the tree first
- * (held at once: the closed side). A member's move was judged before it
- * (sh_cgroup_move).
- */
-SEC("tp_btf/cgroup_attach_task")
-int BPF_PROG(sh_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
-	     bool threadgroup)
-{
-	struct sh_policy_conf *conf;
-	struct sh_cgroup_tag *tag;
-	struct sh_task *t;
 	__u64 origin, was;
-	__u32 slot, idx;
 
 	if (!ntagged || BPF_CORE_READ(dst, root, hierarchy_id))
 		return 0;
 	origin = tree_of(dst);
 	if (!origin)
 		return 0;
-	if (moves_another(task)) {
-		struct member m = {};
-
-		if (membership(&m))
+	if (moves_another(task) && membership(&m)) {
+		t = entry_of(task);
+		if (!t) {
+			count(SH_CNT_MARK_LOST);
 			return 0;
+		}
+		if (t->origin != origin)
+			entry_set(t, t->origin & ~SH_TASK_MARKS, SH_TASK_PENDING, SH_TASK_FOREIGN);
+		return 0;
 	}
-	slot = active_slot & 1;
-	tag = bpf_map_lookup_elem(&tags, &origin);
-	if (!tag)
+	if (!holds_from_exec(origin))
 		return 0;
-	idx = slot * SH_MAX_POLICIES + (tag->policy[slot] & (SH_MAX_POLICIES - 1));
-	conf = bpf_map_lookup_elem(&policies, &idx);
-	if (!conf || !(conf->flags & SH_PF_VALID) || !(conf->flags & SH_PF_FROM_EXEC))
+	/* In a tree already, where its hooks have not been seen yet (no
+	 * entry): no arrival from outside, held at its first hook. */
+	if (!bpf_task_storage_get(&task_marks, task, 0, 0) &&
+	    tree_of(BPF_CORE_READ(task, cgroups, dfl_cgrp)))
 		return 0;
-	/* No entry to be had: held at its first hook. */
 	t = entry_of(task);
 	if (!t)
 		return 0;
 	for (int i = 0; i < 4; i++) {
 		was = t->origin;
 		if (was && !(was & SH_TASK_PENDING))
-			return 0;
-		if (__sync_val_compare_and_swap(&t->origin, was, origin | SH_TASK_PENDING) == was)
+			return 0;       /* a member stays one, a foreign task foreign */
+		if (__sync_val_compare_and_swap(&t->origin, was, was | SH_TASK_PENDING) == was)
 			break;
 	}
-	t->gen = 0;     /* its tree found again at its next hook */
-	t->cgroup = 0;
 	return 0;
 }
 

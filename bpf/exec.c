@@ -203,6 +203,8 @@ int BPF_PROG(sh_exec, struct linux_binprm *bprm, int ret)
 	struct member m = {};
 
 	ENTER_EXEC(ret, m, SH_AT_JUDGE);
+	if (runtime_copy(bprm->file))
+		return released(&m, 0);
 	return released(&m, judge_exec(&m, bprm));
 }
 
@@ -297,7 +299,7 @@ int BPF_PROG(sh_exec_arm, struct linux_binprm *bprm)
 	if (!task->bpf_storage)
 		return 0;
 	t = bpf_task_storage_get(&task_marks, task, 0, 0);
-	if (t && (t->origin & SH_TASK_PENDING))
+	if (t && (t->origin & SH_TASK_PENDING) && !runtime_copy(bprm->file))
 		__sync_fetch_and_and(&t->origin, ~SH_TASK_PENDING);
 	return 0;
 }
@@ -380,7 +382,7 @@ int BPF_PROG(sh_mmap_file, struct file *file, unsigned long reqprot, unsigned lo
 		return 0;
 	/* A pending task's code is judged as its tree's (member.h): what
 	 * its setup maps may not be what the tree planted. */
-	if (!membership_at(&m, SH_AT_JUDGE))
+	if (!membership_at(&m, SH_AT_JUDGE) || runtime_copy(file))
 		return 0;
 	return judge_exec_map(&m, file, SH_OP_MMAP_EXEC, prot);
 }
@@ -399,7 +401,7 @@ int BPF_PROG(sh_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot
 	file = vma->vm_file;
 	if (!file)
 		return 0;
-	if (!membership_at(&m, SH_AT_JUDGE))
+	if (!membership_at(&m, SH_AT_JUDGE) || runtime_copy(file))
 		return 0;
 	return judge_exec_map(&m, file, SH_OP_MPROTECT_EXEC, prot);
 }

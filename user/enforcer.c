@@ -315,6 +315,10 @@ void sh_enforcer_idle_tick(struct sh_enforcer *e)
 	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
 
 	sh_patterns_tick(e);
+	if (e->ntags && now - e->runtime_gc_ms >= 60000) {
+		e->runtime_gc_ms = now;
+		sh_enforcer_prune_runtime(e);
+	}
 	if (e->ntags || e->skel->bss->ntagged) {
 		e->idle_since_ms = 0;
 		return;

@@ -33,6 +33,7 @@ struct sh_enforcer {
 	size_t nptags;
 	uint64_t pattern_gc_ms;                 /* ptags last looked up, removed ones dropped */
 	uint64_t pattern_lost_seen;             /* pattern_lost already logged */
+	uint64_t runtime_gc_ms;                 /* container tags last pruned (monotonic) */
 	uint32_t patterns_stale;                /* table entries whose directory went */
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
@@ -83,6 +84,9 @@ void sh_bump_gen(struct sh_enforcer *e);
 /* apply.c, for tags.c: the id of a cgroup that can be tagged (0, or
  * -errno with the reason in errbuf); a policy's id in its set (-1: none). */
 int sh_tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen);
+/* Which removed cgroups of ids[0..n) a process still counts as its tree
+ * (patterns.c); 0, or -errno with held[] as it was. */
+int sh_tags_held(struct sh_enforcer *e, const uint64_t *ids, size_t n, bool *held);
 int sh_policy_index(const struct sh_policy_set *set, const char *name);
 
 /* Cgroup patterns (patterns.c). Does set have any? Its table written in

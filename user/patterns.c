@@ -413,30 +413,23 @@ static void check_dirs(struct sh_enforcer *e)
 }
 
 /*
- * Drops the tags of the removed cgroups ids[0..n) that no process still
- * counts as its tree. A process that left its tree's cgroup stays held
+ * Which of the removed cgroups ids[0..n) a process still counts as its
+ * tree (held[i] set); their tags stay. A process that left its tree's cgroup stays held
  * for as long as that cgroup's tag stays (bpf/lib/member.h): with a
  * descriptor of another cgroup.procs opened before it entered (which no
  * tree can open itself), it could move out, wait for its cgroup to be
  * removed and be let go. Every process of the host is looked up (by
  * pidfd, in the membership the programs keep; thread-group leaders, as
  * cgroup.procs moves whole processes), and only when a removed cgroup's
- * tag is to go. Where /proc cannot be read, every such tag stays.
+ * tag is to go. Where /proc cannot be read (-errno), every such tag stays.
  */
-static void drop_unheld(struct sh_enforcer *e, int fd, const uint64_t *ids, size_t n,
-			size_t *dropped)
+int sh_tags_held(struct sh_enforcer *e, const uint64_t *ids, size_t n, bool *held)
 {
-	bool *held = n ? calloc(n, sizeof(*held)) : NULL;
 	struct dirent *de;
-	DIR *d;
+	DIR *d = opendir("/proc");
 
-	if (!held)
-		return;
-	d = opendir("/proc");
-	if (!d) {
-		free(held);
-		return;
-	}
+	if (!d)
+		return -errno;
 	while ((de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
@@ -457,9 +450,18 @@ static void drop_unheld(struct sh_enforcer *e, int fd, const uint64_t *ids, size
 		close(pfd);
 	}
 	closedir(d);
-	for (size_t i = 0; i < n; i++)
-		if (!held[i] && !bpf_map_delete_elem(fd, &ids[i]))
-			(*dropped)++;
+	return 0;
+}
+
+static void drop_unheld(struct sh_enforcer *e, int fd, const uint64_t *ids, size_t n,
+			size_t *dropped)
+{
+	bool *held = n ? calloc(n, sizeof(*held)) : NULL;
+
+	if (held && !sh_tags_held(e, ids, n, held))
+		for (size_t i = 0; i < n; i++)
+			if (!held[i] && !bpf_map_delete_elem(fd, &ids[i]))
+				(*dropped)++;
 	free(held);
 }
 

@@ -44,26 +44,33 @@ static int req_audit_path(struct sh_daemon *d, int fd, int argc, char **argv)
 	return 0;
 }
 
-/* tag CGROUP POLICY */
+/* tag CGROUP POLICY [runtime]: with runtime, the processes in CGROUP are a
+ * container runtime's (the OCI hook), pending until their exec. */
 static int req_tag(struct sh_daemon *d, int fd, int argc, char **argv)
 {
 	char err[512];
-
+	bool runtime = argc == 4 && strcmp(argv[3], "runtime") == 0;
 	const struct sh_policy *p = sh_policy_find(sh_enforcer_policies(d->enf), argv[2]);
 
-	(void)argc;
+	if (argc == 4 && !runtime) {
+		sh_ctl_reply(fd, 'E', "tag: unknown option (want: tag CGROUP POLICY [runtime])\n");
+		return SH_EXIT_FAIL;
+	}
 	if (p && p->limits.private_tmp) {
 		sh_ctl_reply(fd, 'E', "policy '%s' has private-tmp: its trees are runs (sharnessctl "
 			     "run), a cgroup tagged by hand would keep the host's /tmp\n", p->name);
 		return SH_EXIT_FAIL;
 	}
-	if (sh_enforcer_tag(d->enf, argv[1], argv[2], 0, err, sizeof(err))) {
+	if (runtime ? sh_enforcer_tag_runtime(d->enf, argv[1], argv[2], err, sizeof(err))
+		    : sh_enforcer_tag(d->enf, argv[1], argv[2], 0, err, sizeof(err))) {
 		sh_ctl_reply(fd, 'E', "%s\n", err);
 		return SH_EXIT_FAIL;
 	}
 	sh_audit_begin_meta(&d->buf, "tag");
 	sh_rec_str(d, "cgroup", argv[1]);
 	sh_rec_str(d, "policy", argv[2]);
+	if (runtime)
+		sh_json_bool_field(&d->buf, "runtime", true);
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	return 0;
@@ -133,7 +140,7 @@ static const struct request requests[] = {
 	{ "status", sh_req_status, 0, ANY, NULL, "[json]: policies, tags and counters" },
 	{ "reload", req_reload, 0, ANY, NULL, "re-reads the policy directory" },
 	{ "audit-path", req_audit_path, 0, ANY, NULL, "the audit log's path" },
-	{ "tag", req_tag, 2, 2, NULL, "CGROUP POLICY: holds CGROUP's tree to POLICY" },
+	{ "tag", req_tag, 2, 3, NULL, "CGROUP POLICY [runtime]: holds CGROUP's tree to POLICY" },
 	{ "untag", req_untag, 1, 1, NULL, "CGROUP: releases a runtime tag" },
 	{ "unload", req_unload, 0, ANY, NULL, "[force]: detaches the programs, then stops" },
 	{ "run-begin", sh_run_begin, 2, ANY, "POLICY PIDS_MAX",

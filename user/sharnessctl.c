@@ -237,15 +237,24 @@ static int cmd_unload(int argc, char **argv)
 	return 0;
 }
 
+/* tag [--runtime] CGROUP POLICY (sent as "tag CGROUP POLICY [runtime]"),
+ * untag CGROUP. */
 static int cmd_tag(int argc, char **argv)
 {
-	if ((strcmp(argv[0], "tag") == 0 && argc != 3) ||
-	    (strcmp(argv[0], "untag") == 0 && argc != 2)) {
+	const char *req[4] = { argv[0] };
+	bool runtime = argc > 1 && strcmp(argv[1], "--runtime") == 0;
+	int n = argc - runtime;
+
+	if ((strcmp(argv[0], "tag") == 0 && n != 3) ||
+	    (strcmp(argv[0], "untag") == 0 && (runtime || n != 2))) {
 		ctl_usage(stderr);
 		return SH_EXIT_FAIL;
 	}
-	return ctl_daemon_status(sh_ctl_call(ctl_sock_path, argc, (const char *const *)argv,
-					     stdout, stderr));
+	for (int i = 1; i < n; i++)
+		req[i] = argv[i + runtime];
+	if (runtime)
+		req[n++] = "runtime";
+	return ctl_daemon_status(sh_ctl_call(ctl_sock_path, n, req, stdout, stderr));
 }
 
 /*
@@ -266,7 +275,8 @@ static const struct ctl_cmd {
 	  "the daemon re-reads its policy directory atomically" },
 	{ "status", cmd_status, "status [--json|--prometheus]",
 	  "what the daemon enforces, tags and counters" },
-	{ "tag", cmd_tag, "tag CGROUP POLICY", "tag an existing cgroup" },
+	{ "tag", cmd_tag, "tag [--runtime] CGROUP POLICY",
+	  "tag an existing cgroup (--runtime: its processes are a container runtime's)" },
 	{ "untag", cmd_tag, "untag CGROUP", "untag it" },
 	{ "run", ctl_run,
 	  "run --policy NAME [--workdir DIR] [--pids-max N] [--timeout SEC] [--user USER]\n"

@@ -127,7 +127,7 @@ static void json_tag(struct sh_daemon *d, struct sh_buf *b, const struct sh_tag_
 	json_str(b, "policy", t->policy);
 	sh_json_uint_field(b, "cgroup_id", t->cgid);
 	json_str(b, "source", t->run_id ? "run" : t->pattern ? "pattern" : t->from_policy ? "policy"
-										     : "tag");
+		 : sh_enforcer_runtime_tag(d->enf, t->cgid) ? "container" : "tag");
 	if (t->run_id) {
 		uint64_t denials = 0;
 
@@ -342,6 +342,8 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 			snprintf(run, sizeof(run), "  (run) %u", t->run_id);
 		else if (t->pattern)
 			snprintf(run, sizeof(run), "  (pattern)");
+		else if (sh_enforcer_runtime_tag(d->enf, t->cgid))
+			snprintf(run, sizeof(run), "  (container)");
 		sh_ctl_reply(fd, 'O', "  %-40s %s%s  processes: %ld\n", t->path, t->policy,
 			     run, n < 0 ? 0 : n);
 	}

@@ -111,6 +111,8 @@ int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, s
 			snprintf(errbuf, errlen, "cannot untag %s: %s", cgroup, strerror(-err));
 			return err;
 		}
+		/* After the tag: the cgroup is no tree's now. */
+		bpf_map_delete_elem(bpf_map__fd(e->skel->maps.runtime_cgroups), &id);
 		free(t->path);
 		free(t->policy);
 		memmove(t, t + 1, (e->ntags - i - 1) * sizeof(*t));
@@ -132,4 +134,84 @@ int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, s
 	}
 	snprintf(errbuf, errlen, "%s is not tagged", cgroup);
 	return -ENOENT;
+}
+
+bool sh_enforcer_runtime_tag(struct sh_enforcer *e, uint64_t cgid)
+{
+	__u8 v;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.runtime_cgroups), &cgid, &v);
+}
+
+int sh_enforcer_tag_runtime(struct sh_enforcer *e, const char *cgroup, const char *policy,
+			    char *errbuf, size_t errlen)
+{
+	int fd = bpf_map__fd(e->skel->maps.runtime_cgroups), err;
+	const struct sh_policy *p = sh_policy_find(&e->set, policy);
+	uint64_t id;
+	__u8 one = 1;
+
+	if (p && !p->from_exec) {
+		snprintf(errbuf, errlen, "policy '%s' holds from entry: a container's runtime is in "
+			 "its cgroup already and would be held before the container's command runs "
+			 "(its set-up refused); give the policy held-from = exec", policy);
+		return -EINVAL;
+	}
+	sh_enforcer_prune_runtime(e);
+	err = sh_tag_id(cgroup, &id, errbuf, errlen);
+	if (err)
+		return err;
+	/* Marked before the tag: no process of the cgroup is ever found in
+	 * the tree without being taken for the runtime's. */
+	if (bpf_map_update_elem(fd, &id, &one, BPF_NOEXIST)) {
+		err = -errno;
+		if (err == -EEXIST)
+			snprintf(errbuf, errlen, "%s is already tagged for a container", cgroup);
+		else
+			snprintf(errbuf, errlen, "cannot tag %s for a container: %s", cgroup,
+				 strerror(-err));
+		return err;
+	}
+	err = sh_enforcer_tag(e, cgroup, policy, 0, errbuf, errlen);
+	if (err)
+		bpf_map_delete_elem(fd, &id);
+	return err;
+}
+
+void sh_enforcer_prune_runtime(struct sh_enforcer *e)
+{
+	uint64_t *gone = NULL, id;
+	char **paths = NULL, err[256];
+	bool *held = NULL;
+	size_t n = 0;
+
+	/* The container tags whose cgroup is removed (none of a container's
+	 * processes left in it), and that no process counts as its tree. */
+	for (size_t i = 0; i < e->ntags; i++) {
+		const struct sh_tag_entry *t = &e->tags[i];
+		void *g, *p;
+
+		if (t->from_policy || t->run_id || !sh_enforcer_runtime_tag(e, t->cgid) ||
+		    (!sh_cgroup_id(t->path, &id) && id == t->cgid))
+			continue;
+		g = realloc(gone, (n + 1) * sizeof(*gone));
+		if (g)
+			gone = g;
+		p = g ? realloc(paths, (n + 1) * sizeof(*paths)) : NULL;
+		if (p)
+			paths = p;
+		if (!g || !p || !(paths[n] = strdup(t->path)))
+			break;
+		gone[n++] = t->cgid;
+	}
+	held = n ? calloc(n, sizeof(*held)) : NULL;
+	if (held && !sh_tags_held(e, gone, n, held))
+		for (size_t i = 0; i < n; i++)
+			if (!held[i] && sh_enforcer_untag(e, paths[i], err, sizeof(err)))
+				sh_log("cannot untag the removed container cgroup %s: %s", paths[i], err);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(gone);
+	free(held);
 }

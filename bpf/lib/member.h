@@ -138,7 +138,7 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
 /*
  * A task that arrives in a tree of a `held-from = exec` policy from outside
  * is pending (SH_TASK_PENDING in its entry's origin): one the host moves
- * in (cgroup.c, the attach tracepoint) or a host process's clone makes in
+ * in (cgroup.c, at the entry of cgroup_attach_task) or a host process's clone makes in
  * its cgroup (wall.c, task_alloc: the tree is found at its first hook).
  * Its hooks judge it as outside, but for its execs and code mappings,
  * which are judged as the tree's; an exec that goes through (past the
@@ -146,7 +146,10 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
  * it a member. A refused or failed exec leaves it the host's. Where the
  * policy in force does not hold from exec, or cannot be found, a pending
  * task is held at once. A task first seen in a tree without an entry
- * (there before the tree was tagged) is held at once, as in any tree.
+ * (there before the tree was tagged) is held at once, as in any tree, but
+ * in a cgroup tagged for a container (runtime_cgroups), where it is the
+ * runtime's (its init, already in the cgroup when the OCI hook tags it):
+ * pending.
  */
 /* What a hook asks of a pending task (membership_at). */
 enum {
@@ -196,7 +199,7 @@ static __always_inline __u64 entry_marks(struct task_struct *p)
 }
 
 /*
- * A thread of a marked process (the tracepoint marks the leader a move
+ * A thread of a marked process (cgroup.c marks the leader a move
  * names) takes its marks in its first entry t: its memory is the leader's.
  * Returns the pending one. (A sleepable program cannot look the leader up;
  * the exec it judges is judged by sh_exec too, which does.)
@@ -260,6 +263,11 @@ static __always_inline int membership_at(struct member *m, int at)
 			t->cgroup = cgid;
 		}
 		pending = leader_marks(task, t, at);
+		/* In a container's cgroup at the tag: the runtime's. */
+		if (!pending && bpf_map_lookup_elem(&runtime_cgroups, &origin))
+			pending = SH_TASK_PENDING;
+		if (pending && t)
+			entry_set(t, origin, 0, SH_TASK_PENDING);
 	} else {
 		/*
 		 * Recompute: the nearest tagged ancestor cgroup wins; a task
@@ -272,11 +280,6 @@ static __always_inline int membership_at(struct member *m, int at)
 		origin = nearest_tagged();
 		if (!origin && was && tagged_in_force(was))
 			origin = was;
-		if (!origin && pending) {
-			/* Never a member: back to the outsiders' cheap path. */
-			bpf_task_storage_delete(&task_marks, task);
-			return 0;
-		}
 		/* Marks stay, with or without a tree: one set before a
 		 * move (cgroup.c) holds once the move is made. */
 		entry_set(t, origin, 0, 0);
@@ -298,6 +301,36 @@ static __always_inline int membership_at(struct member *m, int at)
 static __always_inline int membership(struct member *m)
 {
 	return membership_at(m, SH_AT_HOOK);
+}
+
+/*
+ * A file a pending task (the host's runtime) runs or maps as code that is
+ * the runtime itself: the very file it runs (by another name: runc before
+ * 1.2 re-executes itself at its start, in the tree's cgroup, through a
+ * read-only bind mount of its binary it has already detached), or a file
+ * on a kernel-internal mount (a memfd: the sealed copy of itself the same
+ * runc makes where it cannot bind). Its content is the host's, not a file
+ * of the tree's root, and no rule could name it: such an exec is the
+ * host's, judged as outside, and arms nothing (exec.c). A member's is
+ * judged as ever.
+ */
+static __always_inline bool runtime_copy(struct file *file)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sh_task *t;
+
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	void *rm = (void *)mnt - bpf_core_field_offset(struct mount, mnt);
+
+	if (!task->bpf_storage)
+		return false;
+	/* A memfd; or its own file through a mount no namespace has. */
+	if (!(BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL) &&
+	    (BPF_CORE_READ((struct mount *)rm, mnt_ns) ||
+	     BPF_CORE_READ(task, mm, exe_file, f_inode) != BPF_CORE_READ(file, f_inode)))
+		return false;
+	t = bpf_task_storage_get(&task_marks, task, 0, 0);
+	return t && (t->origin & SH_TASK_PENDING);
 }
 
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */

@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A real container runtime: Debian's runc (1.1) runs a bundle built from
+# busybox-static in a cgroup a `held-from = exec` pattern matches. The
+# runtime's init is moved in busy (it re-executes itself at its start, a
+# sealed copy of its own binary), mounts, pivots and drops capabilities as
+# the host's; the container's command is held from its exec: an exec and a
+# write its policy forbids are refused and recorded with the policy and the
+# container's cgroup, next to the same container in a cgroup of no tree,
+# where both work. With `held-from = entry` the runtime is held as it
+# enters and the container does not start. `runc exec` into a held
+# container is held the same way.
+. "$(dirname "$0")/lib.sh"
+
+P=$SH_TMP/policies
+D=/sys/fs/cgroup/t_container
+RUNC=(runc --root "$SH_TMP/runc")
+rmdir "$D"/* "$D" 2>/dev/null
+mkdir -p "$D"
+if ! command -v runc >/dev/null; then
+	fail "runc is installed (tools/setup installs it)"
+	exit 1
+fi
+
+# The bundle: busybox at /bin/busybox, a real directory as in a busybox
+# image (on this host /bin is a link to usr/bin: the policy's
+# `paths = container` keeps its rule as written), the shell and a few
+# applets linked to it, and a second copy of it at /opt/true that the
+# policy does not allow. The command tries that exec, a write to its root
+# (/work) and one to /dev/shm.
+B=$SH_TMP/bundle
+mkdir -p "$B/rootfs/bin" "$B/rootfs/opt" "$B/rootfs/work"
+cp /bin/busybox "$B/rootfs/bin/busybox"
+for a in sh cat echo sleep; do ln -s busybox "$B/rootfs/bin/$a"; done
+cp /bin/busybox "$B/rootfs/opt/true"
+(cd "$B" && runc spec) || { fail "runc spec writes a config"; exit 1; }
+CMD='exec 2>/dev/null; /opt/true && t=ok || t=EPERM; echo x >/work/f && w=ok || w=EPERM; echo x >/dev/shm/f && s=ok || s=EPERM; echo "true=$t write=$w shm=$s"'
+jq --arg cmd "$CMD" '.process.terminal = false | .process.args = ["sh", "-c", $cmd] |
+	.root.readonly = false | .linux.namespaces |= map(select(.type != "network"))' \
+	"$B/config.json" >"$B/base.json"
+# container ID CGROUP [ARG...]: runc run of the bundle as ID in cgroup
+# /t_container/CGROUP; its output, then its exit status.
+container() {
+	local id=$1 cg=$2 out
+	shift 2
+	jq --arg cg "/t_container/$cg" '.linux.cgroupsPath = $cg' "$B/base.json" >"$B/config.json"
+	out=$(cd "$B" && timeout 120 "${RUNC[@]}" run "$@" "$id" 2>&1)
+	echo "$out rc=$?" | tr '\n' ' ' | sed 's/ *$//'
+}
+policy() { # entry|exec
+	printf '[policy]\nname = ct\ncgroup = %s/ct-*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\n' \
+		"$D" "$1" >"$P/ct.policy"
+}
+
+policy exec
+start_daemon || { fail "daemon starts"; exit 1; }
+
+check "a container in a cgroup of no tree: the exec and both writes work" \
+	"$(container free1 free-1)" "true=ok write=ok shm=ok rc=0"
+rm -f "$B/rootfs/work/f"
+d0=$(counter deny_exec)
+check "held from exec: the runtime sets the container up, its command is held (an exec and a write refused)" \
+	"$(container held1 ct-1)" "true=EPERM write=EPERM shm=ok rc=0"
+check "... one exec refused, counted by the programs" "$(($(counter deny_exec) - d0))" 1
+check "... the exec's record names the policy, the container's cgroup and the file in the container's view" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/ct-1\" and .target == \"/opt/true\"")" 1
+check "... and so does the write's" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"file\" and .cgroup == \"$D/ct-1\" and .target == \"/work/f\"")" 1
+check "... the runtime's own set-up refused nothing" \
+	"$(audit_count ".policy == \"ct\" and .cgroup == \"$D/ct-1\"")" 2
+check "... nothing written to the container's root" "$([ -e "$B/rootfs/work/f" ] && echo written || echo none)" none
+
+# runc exec into a running held container: its init joins the cgroup from
+# outside, sets up, then execs the command, which is held.
+jq --arg cg "/t_container/ct-2" '.linux.cgroupsPath = $cg | .process.args = ["sleep", "120"]' \
+	"$B/base.json" >"$B/config.json"
+(cd "$B" && "${RUNC[@]}" run -d held2 >/dev/null 2>&1 </dev/null)
+check "a held container runs detached" "$?:$("${RUNC[@]}" state held2 | jq -r .status)" "0:running"
+out=$("${RUNC[@]}" exec held2 sh -c "$CMD" 2>&1)
+check "runc exec into it: held from the exec of its command" "$out rc=$?" "true=EPERM write=EPERM shm=ok rc=0"
+check "... recorded under the container's cgroup" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/ct-2\" and .target == \"/opt/true\"")" 1
+"${RUNC[@]}" kill held2 KILL
+wait_until eval '[ "$("${RUNC[@]}" state held2 | jq -r .status)" = stopped ]'
+"${RUNC[@]}" delete held2
+
+# ---- the OCI hook: a container annotated org.sharness.policy=NAME ------
+# runc runs the hook at createRuntime (podman and CRI-O add it from
+# hooks.d for annotated containers; runc alone reads it from the config).
+# hooked ID CGROUP ANNOTATION [ARG...]: container() with the hook, and the
+# annotation (none if empty).
+hooked() {
+	local id=$1 cg=$2 pol=$3 out
+	shift 3
+	jq --arg cg "/t_container/$cg" --arg pol "$pol" --arg hook "$SH_BUILD/sharness-oci-hook" \
+		--arg sock "$SOCK" '.linux.cgroupsPath = $cg |
+		.hooks.createRuntime = [{path: $hook, args: ["sharness-oci-hook", "--socket", $sock]}] |
+		if $pol != "" then .annotations["org.sharness.policy"] = $pol else . end' \
+		"$B/base.json" >"$B/config.json"
+	out=$(cd "$B" && timeout 120 "${RUNC[@]}" run "$@" "$id" 2>&1)
+	echo "$out rc=$?" | tr '\n' ' ' | sed 's/ *$//'
+}
+check "the hook, a container without the annotation: nothing changes" \
+	"$(hooked plain1 plain-1 "")" "true=ok write=ok shm=ok rc=0"
+rm -f "$B/rootfs/work/f"
+d0=$(counter deny_exec)
+check "annotated: its cgroup is held to the policy before its command runs" \
+	"$(hooked hook1 hook-1 ct)" "true=EPERM write=EPERM shm=ok rc=0"
+check "... the exec refused, counted" "$(($(counter deny_exec) - d0))" 1
+check "... recorded with the policy and the container's cgroup" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/hook-1\" and .target == \"/opt/true\"")" 1
+check "... the tag recorded as a container's" \
+	"$(jq -c --arg cg "$D/hook-1" 'select(.event == "tag" and .cgroup == $cg and .policy == "ct" and .runtime == true)' "$AUDIT" | wc -l)" 1
+check "... the runtime's set-up refused nothing" "$(audit_count ".cgroup == \"$D/hook-1\"")" 2
+out=$(hooked ghost1 ghost-1 no-such-policy)
+check_match "an annotation naming an unknown policy: the container does not start" \
+	"$(grep -c "true=" <<<"$out"):${out##* }" '^0:rc=[1-9][0-9]*$'
+check_match "... the hook says why" "$out" "sharness-oci-hook: container ghost1: .*no-such-policy"
+"${RUNC[@]}" delete -f ghost1 >/dev/null 2>&1
+# Detached, for status; the container gone before this one is untagged
+# by this one's tag (its cgroup removed, no process of it left).
+jq --arg cg "/t_container/hook-2" --arg hook "$SH_BUILD/sharness-oci-hook" --arg sock "$SOCK" \
+	'.linux.cgroupsPath = $cg | .process.args = ["sleep", "120"] |
+	.hooks.createRuntime = [{path: $hook, args: ["sharness-oci-hook", "--socket", $sock]}] |
+	.annotations["org.sharness.policy"] = "ct"' "$B/base.json" >"$B/config.json"
+(cd "$B" && "${RUNC[@]}" run -d hook2 >/dev/null 2>&1 </dev/null)
+check "a detached annotated container runs" "$?:$("${RUNC[@]}" state hook2 | jq -r .status)" "0:running"
+st=$($CTL status --json)
+check "status lists its cgroup as a container's, with the policy" \
+	"$(jq -r --arg p "$D/hook-2" '.tagged_cgroups[] | select(.path == $p) | "\(.source) \(.policy)"' <<<"$st")" "container ct"
+check "... and no longer the removed one's" \
+	"$(jq -r --arg p "$D/hook-1" '[.tagged_cgroups[] | select(.path == $p)] | length' <<<"$st")" 0
+"${RUNC[@]}" kill hook2 KILL
+wait_until eval '[ "$("${RUNC[@]}" state hook2 | jq -r .status)" = stopped ]'
+"${RUNC[@]}" delete hook2
+stop_daemon
+out=$(hooked down1 down-1 ct)
+check_match "with the daemon stopped, an annotated container does not start" \
+	"$(grep -c "true=" <<<"$out"):${out##* }" '^0:rc=[1-9][0-9]*$'
+check_match "... the hook says the daemon cannot be reached" "$out" \
+	"sharness-oci-hook: container down1: cannot reach sharnessd at $SOCK"
+"${RUNC[@]}" delete -f down1 >/dev/null 2>&1
+check "... nor did its command run" "$([ -e "$B/rootfs/work/f" ] && echo ran || echo none)" none
+start_daemon || { fail "daemon starts again"; exit 1; }
+
+# Held from entry: the runtime's set-up is the tree's, and refused.
+policy entry
+$CTL policy reload >/dev/null
+check "held-from = entry loads" "$?" 0
+out=$(container held3 ct-3)
+check_match "held from entry: the container does not start, its command never runs" \
+	"$(grep -c "true=" <<<"$out"):${out##* }" '^0:rc=[1-9][0-9]*$'
+check "... the runtime's refusals recorded under the container's cgroup" \
+	"$([ "$(audit_wait ".policy == \"ct\" and .cgroup == \"$D/ct-3\"")" -ge 1 ] && echo yes)" yes
+"${RUNC[@]}" delete -f held3 >/dev/null 2>&1
+out=$(hooked entry1 entry-1 ct)
+check_match "the hook with a policy held from entry: refused, the container does not start" \
+	"$(grep -c "true=" <<<"$out"):${out##* }" '^0:rc=[1-9][0-9]*$'
+check_match "... the daemon says why" "$out" "policy 'ct' holds from entry"
+"${RUNC[@]}" delete -f entry1 >/dev/null 2>&1
+
+rm -f "$P/ct.policy"
+$CTL policy reload >/dev/null
+check "the policy goes" "$?" 0
+rmdir "$D"/* "$D" 2>/dev/null
+check "no container's cgroup left" "$(find "$D" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ""
