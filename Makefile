@@ -48,7 +48,7 @@ BPF_OBJ   := $(BUILD)/sharness.bpf.o
 SKEL      := $(BUILD)/sharness.skel.h
 
 # What the unit tests link: no BPF skeleton, so neither clang nor bpftool.
-LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
+LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_paths.c user/policy_caps.c \
 	    user/policy_net.c user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
 	    user/audit.c user/names.c user/control.c user/reslimit.c user/policy_host.c \
 	    user/journal.c user/learn_gen.c user/learn_out.c user/digest.c
@@ -139,7 +139,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Iinclude -Iuser -I$(BUILD) $(WARN)
-FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_caps.c \
+FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_paths.c user/policy_caps.c \
 		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c user/util.c \
 		     user/digest.c
 FUZZ_SRCS_control := user/control.c user/util.c

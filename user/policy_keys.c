@@ -192,81 +192,6 @@ static void add_cgroup(struct pctx *c, const char *key, const char *v)
 	p->cgroup_lines[p->ncgroups++] = c->line;
 }
 
-/*
- * The path the kernel will report for a rule: symlinks in a rule that
- * exists on this host are resolved (on Debian /bin/bash runs as
- * /usr/bin/bash).  A rule for something that does not exist yet stays as
- * written.
- */
-static void canonical_rule(const char *path, bool dir, char *out, size_t n)
-{
-	char real[PATH_MAX];
-	char tmp[PATH_MAX];
-	size_t len = strlen(path);
-
-	snprintf(out, n, "%s", path);
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	if (dir && len > 1)
-		tmp[len - 1] = 0;
-	if (!realpath(tmp, real))
-		return;
-	if (dir && strcmp(real, "/") != 0)
-		snprintf(out, n, "%s/", real);
-	else
-		snprintf(out, n, "%s", real);
-}
-
-/* The key of a rule for path: canonical_rule's, or the path as written in a
- * policy whose paths are a container's (its root is not the host's). */
-static void rule_key(const struct pctx *c, const char *path, bool dir, char *out, size_t n)
-{
-	if (c->p->container_paths)
-		snprintf(out, n, "%s", path);
-	else
-		canonical_rule(path, dir, out, n);
-}
-
-/* Whether a rule's key is a /proc/PID file its path did not name (it went
- * through /proc/self or /proc/thread-self, or a link to them such as
- * /etc/mtab): the reader's own pid. */
-static bool per_process(const char *path, const char *key)
-{
-	size_t n = strlen("/proc/");
-
-	if (strncmp(key, "/proc/", n) || key[n] < '0' || key[n] > '9')
-		return false;
-	return strncmp(path, key, strcspn(key + n, "/") + n) != 0;
-}
-
-/* Sets r->key to the canonical form of r->path; false (reported) if it
- * does not fit in a rules-map key with its NUL, or names one process's
- * own /proc files. */
-static bool set_rule_key(struct pctx *c, struct sh_rule *r)
-{
-	char key[PATH_MAX + 2], q[QBUF];
-	size_t len;
-
-	rule_key(c, r->path, r->dir, key, sizeof(key));
-	len = strlen(key);
-	if (per_process(r->path, key)) {
-		sh_perr(c, c->line, "rule path %s resolves to %s, a file of the process that read the "
-			"policy: the kernel names each process's /proc files by its own pid, so no rule "
-			"can name them for every process", sh_policy_quote(q, sizeof(q), r->path), key);
-		return false;
-	}
-	if (len + 1 > SH_PATH_KEY_MAX) {
-		sh_perr(c, c->line, "rule path %s resolves to %zu bytes, more than %d",
-			sh_policy_quote(q, sizeof(q), r->path), len, SH_PATH_KEY_MAX - 1);
-		return false;
-	}
-	r->key = strdup(key);
-	if (!r->key) {
-		sh_pctx_oom(c);
-		return false;
-	}
-	r->keylen = len;
-	return true;
-}
 
 /*
  * "PATH sha256:HEX": the digest at the end of an exec allow, split off v
@@ -319,11 +244,55 @@ static bool pin_conflict(struct pctx *c, const struct sh_rule *r)
 	return false;
 }
 
+/* Whether a rule of kind for path v (pinned: with digest) is to be added:
+ * false for an exact duplicate (the first kept) or a conflict (reported). */
+static bool rule_is_new(struct pctx *c, enum sh_rule_kind kind, const char *v, bool pinned,
+			const uint8_t *digest)
+{
+	const struct sh_policy *p = c->p;
+	char q[QBUF], q2[QBUF], key[PATH_MAX + 2];
+	const struct sh_rule *r;
+	size_t len = strlen(v);
+
+	sh_rule_key(c, v, v[len - 1] == '/', key, sizeof(key));
+	for (size_t i = 0; i < p->nrules; i++) {
+		r = &p->rules[i];
+		if (!sh_rule_same_trie(r->kind, kind))
+			continue;
+		if (strcmp(r->path, v) != 0) {
+			/* Two kinds for one file once resolved: one trie
+			 * entry would take the other's place. (One kind
+			 * twice is one rule; pin_conflict judges digests.) */
+			if (r->kind != kind && strcmp(r->key, key) == 0) {
+				sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line "
+					"%d ('%s'): both name %s", sh_policy_quote(q, sizeof(q), v),
+					sh_rule_kind_name(kind), sh_rule_kind_name(r->kind), r->line,
+					sh_policy_quote(q2, sizeof(q2), r->path), key);
+				return false;
+			}
+			continue;
+		}
+		if (r->kind == kind && (r->pinned != pinned ||
+					(pinned && memcmp(r->digest, digest, SH_DIGEST_LEN)))) {
+			sh_perr(c, c->line, "conflicting digests for '%s': see line %d",
+				sh_policy_quote(q, sizeof(q), v), r->line);
+			return false;
+		}
+		if (r->kind == kind)
+			return false;   /* exact duplicate: keep the first */
+		sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line %d",
+			sh_policy_quote(q, sizeof(q), v), sh_rule_kind_name(kind),
+			sh_rule_kind_name(r->kind), r->line);
+		return false;
+	}
+	return true;
+}
+
 void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *value)
 {
 	struct sh_policy *p = c->p;
 	uint8_t digest[SH_DIGEST_LEN];
-	char q[QBUF], q2[QBUF], v[LINE_BUF], key[PATH_MAX + 2];
+	char q[QBUF], v[LINE_BUF];
 	struct sh_rule *r;
 	size_t len;
 	int pinned;
@@ -350,37 +319,8 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *valu
 			SH_RULE_PATH_MAX, sh_policy_quote(q, sizeof(q), v));
 		return;
 	}
-	rule_key(c, v, v[len - 1] == '/', key, sizeof(key));
-	for (size_t i = 0; i < p->nrules; i++) {
-		r = &p->rules[i];
-		if (!sh_rule_same_trie(r->kind, kind))
-			continue;
-		if (strcmp(r->path, v) != 0) {
-			/* Two kinds for one file once resolved: one trie
-			 * entry would take the other's place. (One kind
-			 * twice is one rule; pin_conflict judges digests.) */
-			if (r->kind != kind && strcmp(r->key, key) == 0) {
-				sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line "
-					"%d ('%s'): both name %s", sh_policy_quote(q, sizeof(q), v),
-					sh_rule_kind_name(kind), sh_rule_kind_name(r->kind), r->line,
-					sh_policy_quote(q2, sizeof(q2), r->path), key);
-				return;
-			}
-			continue;
-		}
-		if (r->kind == kind && (r->pinned != (pinned > 0) ||
-					(pinned && memcmp(r->digest, digest, SH_DIGEST_LEN)))) {
-			sh_perr(c, c->line, "conflicting digests for '%s': see line %d",
-				sh_policy_quote(q, sizeof(q), v), r->line);
-			return;
-		}
-		if (r->kind == kind)
-			return;   /* exact duplicate: keep the first */
-		sh_perr(c, c->line, "conflicting rules for '%s': %s here, %s at line %d",
-			sh_policy_quote(q, sizeof(q), v), sh_rule_kind_name(kind),
-			sh_rule_kind_name(r->kind), r->line);
+	if (!rule_is_new(c, kind, v, pinned > 0, digest))
 		return;
-	}
 	if (p->nrules >= SH_MAX_RULES_PER_POLICY) {
 		if (!c->too_many_rules)
 			sh_perr(c, c->line, "too many rules (max %d)", SH_MAX_RULES_PER_POLICY);
@@ -406,7 +346,7 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *valu
 		sh_pctx_oom(c);
 		return;
 	}
-	if (!set_rule_key(c, r)) {
+	if (!sh_set_rule_key(c, r)) {
 		free(r->path);
 		return;
 	}

@@ -94,4 +94,11 @@ void sh_policy_add_rule(struct pctx *c, enum sh_rule_kind kind, const char *v);
 void sh_policy_add_net(struct pctx *c, const char *key, const char *v);
 void sh_policy_net_finish(struct pctx *c);
 
+/* The key of a rule for path (policy_paths.c): resolved on this host, or as
+ * written where the policy's paths are a container's. */
+void sh_rule_key(const struct pctx *c, const char *path, bool dir, char *out, size_t n);
+/* Sets r->key for r->path; false (reported) if it does not fit a
+ * rules-map key or names the reader's own /proc files. */
+bool sh_set_rule_key(struct pctx *c, struct sh_rule *r);
+
 #endif /* SHARNESS_POLICY_PARSE_H */

@@ -63,7 +63,8 @@ for f in /usr/sbin/sharnessd /usr/bin/sharnessctl /lib/systemd/system/sharnessd.
 	/usr/share/doc/sharness/changelog.gz \
 	/etc/sharness/policies/agent.policy /etc/sharness/policies/harness.policy \
 	/etc/sharness/policies/demo.policy /etc/logrotate.d/sharness \
-	/usr/share/sharness/policies/agent.policy; do
+	/usr/share/sharness/policies/agent.policy /usr/libexec/sharness/sharness-oci-hook \
+	/usr/share/containers/oci/hooks.d/sharness.json; do
 	check "the package holds $f" "$(grep -cx -- "$f" "$tmp/files")" 1
 done
 check "nothing under /usr/local" "$(grep -c '^/usr/local' "$tmp/files")" 0
@@ -87,6 +88,21 @@ check "the README the unit names is there, uncompressed" \
 	"$(cmp -s "$tmp/root/usr/share/doc/sharness/README.md" "$(dirname "$0")/../../README.md" && echo same)" same
 check "the packaged sharnessctl runs" "$("$tmp/root/usr/bin/sharnessctl" --version | cut -d' ' -f1)" sharnessctl
 check "the packaged sharnessd runs" "$("$tmp/root/usr/sbin/sharnessd" --version | cut -d' ' -f1)" sharnessd
+# The hooks.d file (the format podman and CRI-O read): the packaged hook,
+# at createRuntime, only for a container with the annotation.
+hooks=$tmp/root/usr/share/containers/oci/hooks.d/sharness.json
+check "hooks.d: names the packaged hook, at createRuntime, when annotated" \
+	"$(jq -r '[.version, .hook.path, (.stages | join(",")), (.when.annotations | keys | join(","))] | join(" ")' "$hooks")" \
+	"1.0.0 /usr/libexec/sharness/sharness-oci-hook createRuntime ^org\\.sharness\\.policy$"
+check "hooks.d: the hook it names is the packaged file" \
+	"$([ -x "$tmp/root$(jq -r .hook.path "$hooks")" ] && echo yes)" yes
+check "the packaged hook leaves a container without the annotation alone" \
+	"$(echo '{"ociVersion":"1.0.2","id":"c","status":"creating","pid":1,"annotations":{"x":"y"}}' |
+		"$tmp/root/usr/libexec/sharness/sharness-oci-hook"; echo "rc=$?")" "rc=0"
+out=$(echo '{"id":"c","pid":1,"annotations":{"org.sharness.policy":"p"}}' |
+	"$tmp/root/usr/libexec/sharness/sharness-oci-hook" --socket "$tmp/none.sock" 2>&1; echo "rc=$?")
+check_has "... and refuses an annotated one it cannot hold (no daemon at the socket)" \
+	"$(tr '\n' ' ' <<<"$out")" "sharness-oci-hook: container c: cannot reach sharnessd at $tmp/none.sock.*rc=1"
 check_has "the packaged policies pass policy check" \
 	"$("$tmp/root/usr/bin/sharnessctl" policy check "$tmp/root/etc/sharness/policies" 2>&1)" \
 	"policy 'agent' ok.*"

@@ -52,23 +52,36 @@ policy() { # entry|exec
 		"$D" "$1" >"$P/ct.policy"
 }
 
+# free WHAT OUTPUT: a container that is not held ran (its output); then
+# its file goes.
+free() {
+	check "$1" "$2" "true=ok write=ok shm=ok rc=0"
+	rm -f "$B/rootfs/work/f"
+}
+# held WHAT CGROUP DENY_EXEC_BEFORE OUTPUT: a held container ran in
+# /t_container/CGROUP: its exec and its write refused, counted and
+# recorded under the policy, the container's cgroup and the file in the
+# container's view; the runtime's own set-up refused nothing.
+held() {
+	local cg=$D/$2
+	check "$1" "$4" "true=EPERM write=EPERM shm=ok rc=0"
+	check "... one exec refused, counted by the programs" "$(($(counter deny_exec) - $3))" 1
+	check "... the exec's record names the policy, the container's cgroup and the file as it sees it" \
+		"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$cg\" and .target == \"/opt/true\"")" 1
+	check "... and so does the write's" \
+		"$(audit_wait ".policy == \"ct\" and .hook == \"file\" and .cgroup == \"$cg\" and .target == \"/work/f\"")" 1
+	check "... the runtime's own set-up refused nothing" "$(audit_count ".cgroup == \"$cg\"")" 2
+	check "... nothing written to the container's root" \
+		"$([ -e "$B/rootfs/work/f" ] && echo written || echo none)" none
+}
+
 policy exec
 start_daemon || { fail "daemon starts"; exit 1; }
 
-check "a container in a cgroup of no tree: the exec and both writes work" \
-	"$(container free1 free-1)" "true=ok write=ok shm=ok rc=0"
-rm -f "$B/rootfs/work/f"
+free "a container in a cgroup of no tree: the exec and both writes work" "$(container free1 free-1)"
 d0=$(counter deny_exec)
-check "held from exec: the runtime sets the container up, its command is held (an exec and a write refused)" \
-	"$(container held1 ct-1)" "true=EPERM write=EPERM shm=ok rc=0"
-check "... one exec refused, counted by the programs" "$(($(counter deny_exec) - d0))" 1
-check "... the exec's record names the policy, the container's cgroup and the file in the container's view" \
-	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/ct-1\" and .target == \"/opt/true\"")" 1
-check "... and so does the write's" \
-	"$(audit_wait ".policy == \"ct\" and .hook == \"file\" and .cgroup == \"$D/ct-1\" and .target == \"/work/f\"")" 1
-check "... the runtime's own set-up refused nothing" \
-	"$(audit_count ".policy == \"ct\" and .cgroup == \"$D/ct-1\"")" 2
-check "... nothing written to the container's root" "$([ -e "$B/rootfs/work/f" ] && echo written || echo none)" none
+held "held from exec: the runtime sets the container up, its command is held (an exec and a write refused)" \
+	ct-1 "$d0" "$(container held1 ct-1)"
 
 # runc exec into a running held container: its init joins the cgroup from
 # outside, sets up, then execs the command, which is held.
@@ -100,18 +113,12 @@ hooked() {
 	out=$(cd "$B" && timeout 120 "${RUNC[@]}" run "$@" "$id" 2>&1)
 	echo "$out rc=$?" | tr '\n' ' ' | sed 's/ *$//'
 }
-check "the hook, a container without the annotation: nothing changes" \
-	"$(hooked plain1 plain-1 "")" "true=ok write=ok shm=ok rc=0"
-rm -f "$B/rootfs/work/f"
+free "the hook, a container without the annotation: nothing changes" "$(hooked plain1 plain-1 "")"
 d0=$(counter deny_exec)
-check "annotated: its cgroup is held to the policy before its command runs" \
-	"$(hooked hook1 hook-1 ct)" "true=EPERM write=EPERM shm=ok rc=0"
-check "... the exec refused, counted" "$(($(counter deny_exec) - d0))" 1
-check "... recorded with the policy and the container's cgroup" \
-	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/hook-1\" and .target == \"/opt/true\"")" 1
+held "annotated: its cgroup is held to the policy before its command runs" \
+	hook-1 "$d0" "$(hooked hook1 hook-1 ct)"
 check "... the tag recorded as a container's" \
 	"$(jq -c --arg cg "$D/hook-1" 'select(.event == "tag" and .cgroup == $cg and .policy == "ct" and .runtime == true)' "$AUDIT" | wc -l)" 1
-check "... the runtime's set-up refused nothing" "$(audit_count ".cgroup == \"$D/hook-1\"")" 2
 out=$(hooked ghost1 ghost-1 no-such-policy)
 check_match "an annotation naming an unknown policy: the container does not start" \
 	"$(grep -c "true=" <<<"$out"):${out##* }" '^0:rc=[1-9][0-9]*$'
