@@ -73,7 +73,7 @@ DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 DEB         := $(BUILD)/deb/sharness_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_FILES    = $(shell git ls-files -co --exclude-standard 2>/dev/null)
 
-.PHONY: all setup test unit layout unit-security vmtest demo bench install clean vmlinux fuzz \
+.PHONY: all setup test unit deploy-test layout unit-security vmtest demo bench install clean vmlinux fuzz \
 	man completion-test vm-accel-test hooks-test package package-test host-checks
 all: $(BUILD)/sharnessd $(BUILD)/sharnessctl $(BUILD)/sharness-oci-hook
 
@@ -216,7 +216,12 @@ test: setup
 
 # Side by side: the accelerator probe mostly waits for guests that fail
 # (seconds each), the package check is one core's work.
-host-checks: vm-accel-test hooks-test package-test
+host-checks: vm-accel-test hooks-test package-test deploy-test
+
+# deploy/'s manifests and engine settings, read as a cluster would (no
+# cluster here: tests/host/deploy.py).
+deploy-test: $(BUILD)/sharnessctl
+	$(Q)tests/host/deploy.py $(BUILD)/sharnessctl
 
 demo: setup
 	$(Q)$(MAKE) --no-print-directory all
