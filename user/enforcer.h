@@ -115,12 +115,12 @@ int sh_enforcer_drop_policy(struct sh_enforcer *e, const char *name);
 int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *policy,
 		    uint32_t run_id, char *err, size_t errlen);
 int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *err, size_t errlen);
-/* Tags a container's cgroup with its runtime's processes in it (the OCI
- * hook): they are pending, the host's until their exec (bpf/lib/member.h),
- * so the policy must hold from exec. The tags of removed container
+/* Tags a container's cgroup with its runtime's init, process pid, in it
+ * (the OCI hook): the init is pending, the host's until its exec
+ * (bpf/lib/member.h), so the policy must hold from exec. The tags of removed container
  * cgroups that no process counts as its tree go first. 0 or -errno. */
 int sh_enforcer_tag_runtime(struct sh_enforcer *e, const char *cgroup, const char *policy,
-			    char *err, size_t errlen);
+			    uint32_t pid, char *err, size_t errlen);
 /* Is tagged cgroup cgid a container's (sh_enforcer_tag_runtime)? */
 bool sh_enforcer_runtime_tag(struct sh_enforcer *e, uint64_t cgid);
 /* Untags the removed container cgroups no process counts as its tree. */

@@ -8,7 +8,7 @@
  * container's init process is in its cgroup and before the container's
  * command runs. A container annotated `org.sharness.policy=NAME` has its
  * cgroup tagged with policy NAME as a container's (`tag CGROUP NAME
- * runtime` to the daemon): the init, the runtime's, is the host's until
+ * runtime PID` to the daemon): the init, the runtime's, is the host's until
  * it execs the container's command, which the policy then holds
  * (`held-from = exec`). Without the annotation nothing changes. Any
  * failure (no daemon, an unknown policy, a policy that does not hold from
@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
 {
 	const char *sock = SH_CTL_DEFAULT_SOCKET, *policy;
 	json_t *state, *ann, *v;
-	char cg[4096], *buf;
+	char cg[4096], pids[24], *buf;
 	json_error_t jerr;
 	size_t len;
 	long pid;
@@ -145,15 +146,22 @@ int main(int argc, char **argv)
 	policy = json_string_value(v);
 	if (!policy || !*policy)
 		return fail("annotation " ANNOTATION " is no policy name");
+	/* createRuntime: the init is in the container's cgroup, its command
+	 * not yet run. At any later stage the command may have run. */
+	v = json_object_get(state, "status");
+	if (!json_is_string(v) || strcmp(json_string_value(v), "creating"))
+		return fail("the container is '%s', not 'creating': run this hook at createRuntime",
+			    json_is_string(v) ? json_string_value(v) : "?");
 	v = json_object_get(state, "pid");
 	pid = json_is_integer(v) ? (long)json_integer_value(v) : 0;
-	if (pid <= 0)
-		return fail("the state names no process (pid): run this hook at createRuntime");
+	if (pid <= 0 || pid > INT32_MAX)
+		return fail("the state names no process (pid)");
 	rc = cgroup_of(pid, cg, sizeof(cg));
 	if (rc)
 		return fail("cannot read the cgroup of its process %ld: %s", pid, strerror(-rc));
-	rc = sh_ctl_call(sock, 4, (const char *const[]){ "tag", cg, policy, "runtime" }, stdout,
-			 stderr);
+	snprintf(pids, sizeof(pids), "%ld", pid);
+	rc = sh_ctl_call(sock, 5, (const char *const[]){ "tag", cg, policy, "runtime", pids },
+			 stdout, stderr);
 	if (rc < 0)
 		return fail("cannot reach sharnessd at %s: %s; the container is not started",
 			    sock, strerror(-rc));

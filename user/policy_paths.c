@@ -53,6 +53,14 @@ static bool per_process(const char *path, const char *key)
 {
 	size_t n = strlen("/proc/");
 
+	/* As written (a container's paths are not resolved). */
+	if (!strncmp(path, "/proc/self", 10) || !strncmp(path, "/proc/thread-self", 17)) {
+		char c = path[strncmp(path, "/proc/self", 10) ? 17 : 10];
+
+		if (c == '/' || c == 0)
+			return true;
+	}
+
 	if (strncmp(key, "/proc/", n) || key[n] < '0' || key[n] > '9')
 		return false;
 	return strncmp(path, key, strcspn(key + n, "/") + n) != 0;
@@ -68,6 +76,12 @@ bool sh_set_rule_key(struct pctx *c, struct sh_rule *r)
 
 	sh_rule_key(c, r->path, r->dir, key, sizeof(key));
 	len = strlen(key);
+	if (per_process(r->path, key) && strcmp(r->path, key) == 0) {
+		sh_perr(c, c->line, "rule path %s names a process's own /proc files: the kernel "
+			"names them by its pid, so no rule can name them for every process",
+			sh_policy_quote(q, sizeof(q), r->path));
+		return false;
+	}
 	if (per_process(r->path, key)) {
 		sh_perr(c, c->line, "rule path %s resolves to %s, a file of the process that read the "
 			"policy: the kernel names each process's /proc files by its own pid, so no rule "

@@ -44,16 +44,17 @@ static int req_audit_path(struct sh_daemon *d, int fd, int argc, char **argv)
 	return 0;
 }
 
-/* tag CGROUP POLICY [runtime]: with runtime, the processes in CGROUP are a
- * container runtime's (the OCI hook), pending until their exec. */
+/* tag CGROUP POLICY [runtime PID]: with runtime, process PID in CGROUP is a
+ * container runtime's init (the OCI hook), pending until its exec. */
 static int req_tag(struct sh_daemon *d, int fd, int argc, char **argv)
 {
-	char err[512];
-	bool runtime = argc == 4 && strcmp(argv[3], "runtime") == 0;
+	char err[512], *end = NULL;
+	bool runtime = argc == 5 && strcmp(argv[3], "runtime") == 0;
+	unsigned long pid = runtime ? strtoul(argv[4], &end, 10) : 0;
 	const struct sh_policy *p = sh_policy_find(sh_enforcer_policies(d->enf), argv[2]);
 
-	if (argc == 4 && !runtime) {
-		sh_ctl_reply(fd, 'E', "tag: unknown option (want: tag CGROUP POLICY [runtime])\n");
+	if (argc > 3 && (!runtime || !*argv[4] || *end || !pid || pid > UINT32_MAX)) {
+		sh_ctl_reply(fd, 'E', "tag: bad arguments (want: tag CGROUP POLICY [runtime PID])\n");
 		return SH_EXIT_FAIL;
 	}
 	if (p && p->limits.private_tmp) {
@@ -61,7 +62,8 @@ static int req_tag(struct sh_daemon *d, int fd, int argc, char **argv)
 			     "run), a cgroup tagged by hand would keep the host's /tmp\n", p->name);
 		return SH_EXIT_FAIL;
 	}
-	if (runtime ? sh_enforcer_tag_runtime(d->enf, argv[1], argv[2], err, sizeof(err))
+	if (runtime ? sh_enforcer_tag_runtime(d->enf, argv[1], argv[2], (uint32_t)pid, err,
+					      sizeof(err))
 		    : sh_enforcer_tag(d->enf, argv[1], argv[2], 0, err, sizeof(err))) {
 		sh_ctl_reply(fd, 'E', "%s\n", err);
 		return SH_EXIT_FAIL;
@@ -70,7 +72,7 @@ static int req_tag(struct sh_daemon *d, int fd, int argc, char **argv)
 	sh_rec_str(d, "cgroup", argv[1]);
 	sh_rec_str(d, "policy", argv[2]);
 	if (runtime)
-		sh_json_bool_field(&d->buf, "runtime", true);
+		sh_json_uint_field(&d->buf, "runtime_pid", pid);
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
 	return 0;
@@ -140,7 +142,7 @@ static const struct request requests[] = {
 	{ "status", sh_req_status, 0, ANY, NULL, "[json]: policies, tags and counters" },
 	{ "reload", req_reload, 0, ANY, NULL, "re-reads the policy directory" },
 	{ "audit-path", req_audit_path, 0, ANY, NULL, "the audit log's path" },
-	{ "tag", req_tag, 2, 3, NULL, "CGROUP POLICY [runtime]: holds CGROUP's tree to POLICY" },
+	{ "tag", req_tag, 2, 4, NULL, "CGROUP POLICY [runtime PID]: holds CGROUP's tree to POLICY" },
 	{ "untag", req_untag, 1, 1, NULL, "CGROUP: releases a runtime tag" },
 	{ "unload", req_unload, 0, ANY, NULL, "[force]: detaches the programs, then stops" },
 	{ "run-begin", sh_run_begin, 2, ANY, "POLICY PIDS_MAX",

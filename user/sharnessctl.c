@@ -237,23 +237,24 @@ static int cmd_unload(int argc, char **argv)
 	return 0;
 }
 
-/* tag [--runtime] CGROUP POLICY (sent as "tag CGROUP POLICY [runtime]"),
- * untag CGROUP. */
+/* tag [--runtime PID] CGROUP POLICY (sent as "tag CGROUP POLICY [runtime
+ * PID]"), untag CGROUP. */
 static int cmd_tag(int argc, char **argv)
 {
-	const char *req[4] = { argv[0] };
-	bool runtime = argc > 1 && strcmp(argv[1], "--runtime") == 0;
-	int n = argc - runtime;
+	const char *req[5] = { argv[0] };
+	int skip = argc > 2 && strcmp(argv[1], "--runtime") == 0 ? 2 : 0, n = argc - skip;
 
 	if ((strcmp(argv[0], "tag") == 0 && n != 3) ||
-	    (strcmp(argv[0], "untag") == 0 && (runtime || n != 2))) {
+	    (strcmp(argv[0], "untag") == 0 && (skip || n != 2))) {
 		ctl_usage(stderr);
 		return SH_EXIT_FAIL;
 	}
 	for (int i = 1; i < n; i++)
-		req[i] = argv[i + runtime];
-	if (runtime)
+		req[i] = argv[i + skip];
+	if (skip) {
 		req[n++] = "runtime";
+		req[n++] = argv[2];
+	}
 	return ctl_daemon_status(sh_ctl_call(ctl_sock_path, n, req, stdout, stderr));
 }
 
@@ -275,8 +276,8 @@ static const struct ctl_cmd {
 	  "the daemon re-reads its policy directory atomically" },
 	{ "status", cmd_status, "status [--json|--prometheus]",
 	  "what the daemon enforces, tags and counters" },
-	{ "tag", cmd_tag, "tag [--runtime] CGROUP POLICY",
-	  "tag an existing cgroup (--runtime: its processes are a container runtime's)" },
+	{ "tag", cmd_tag, "tag [--runtime PID] CGROUP POLICY",
+	  "tag an existing cgroup (--runtime: PID in it is a container runtime's init)" },
 	{ "untag", cmd_tag, "untag CGROUP", "untag it" },
 	{ "run", ctl_run,
 	  "run --policy NAME [--workdir DIR] [--pids-max N] [--timeout SEC] [--user USER]\n"

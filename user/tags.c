@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,16 +86,13 @@ int sh_enforcer_tag(struct sh_enforcer *e, const char *cgroup, const char *polic
 	return 0;
 }
 
-int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
+/* Untags cgroup id, or where id is 0 the tag of path cgroup (a removed
+ * cgroup, found by the path it was tagged under). */
+static int untag(struct sh_enforcer *e, const char *cgroup, uint64_t id, char *errbuf,
+		 size_t errlen)
 {
-	int tags_fd = bpf_map__fd(e->skel->maps.tags);
-	uint64_t id;
-	int err;
+	int tags_fd = bpf_map__fd(e->skel->maps.tags), err;
 
-	/* A removed cgroup is found by the path it was tagged under. */
-	err = sh_cgroup_id(cgroup, &id);
-	if (err)
-		id = 0;
 	for (size_t i = 0; i < e->ntags; i++) {
 		struct sh_tag_entry *t = &e->tags[i];
 
@@ -123,6 +121,19 @@ int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, s
 		sh_enforcer_save_state(e);
 		return 0;
 	}
+	return -ENOENT;
+}
+
+int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, size_t errlen)
+{
+	uint64_t id;
+	int err;
+
+	if (sh_cgroup_id(cgroup, &id))
+		id = 0;
+	err = untag(e, cgroup, id, errbuf, errlen);
+	if (err != -ENOENT)
+		return err;
 	if (id) {
 		const struct sh_tag_entry *t = sh_patterns_tag(e, id);
 
@@ -138,18 +149,37 @@ int sh_enforcer_untag(struct sh_enforcer *e, const char *cgroup, char *errbuf, s
 
 bool sh_enforcer_runtime_tag(struct sh_enforcer *e, uint64_t cgid)
 {
-	__u8 v;
+	__u32 v;
 
 	return !bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.runtime_cgroups), &cgid, &v);
 }
 
+/* Is process pid in cgroup (its cgroup.procs lists it)? */
+static bool in_cgroup(const char *cgroup, uint32_t pid)
+{
+	char path[PATH_MAX], *line = NULL;
+	bool found = false;
+	size_t cap = 0;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup) >= (int)sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0)
+		found = strtoul(line, NULL, 10) == pid;
+	free(line);
+	fclose(f);
+	return found;
+}
+
 int sh_enforcer_tag_runtime(struct sh_enforcer *e, const char *cgroup, const char *policy,
-			    char *errbuf, size_t errlen)
+			    uint32_t pid, char *errbuf, size_t errlen)
 {
 	int fd = bpf_map__fd(e->skel->maps.runtime_cgroups), err;
 	const struct sh_policy *p = sh_policy_find(&e->set, policy);
 	uint64_t id;
-	__u8 one = 1;
 
 	if (p && !p->from_exec) {
 		snprintf(errbuf, errlen, "policy '%s' holds from entry: a container's runtime is in "
@@ -161,9 +191,13 @@ int sh_enforcer_tag_runtime(struct sh_enforcer *e, const char *cgroup, const cha
 	err = sh_tag_id(cgroup, &id, errbuf, errlen);
 	if (err)
 		return err;
-	/* Marked before the tag: no process of the cgroup is ever found in
-	 * the tree without being taken for the runtime's. */
-	if (bpf_map_update_elem(fd, &id, &one, BPF_NOEXIST)) {
+	if (!pid || !in_cgroup(cgroup, pid)) {
+		snprintf(errbuf, errlen, "process %u (the container's init) is not in %s", pid, cgroup);
+		return -ESRCH;
+	}
+	/* Written before the tag: the init is never found in the tree
+	 * without being taken for the runtime's. */
+	if (bpf_map_update_elem(fd, &id, &pid, BPF_NOEXIST)) {
 		err = -errno;
 		if (err == -EEXIST)
 			snprintf(errbuf, errlen, "%s is already tagged for a container", cgroup);
@@ -189,10 +223,13 @@ void sh_enforcer_prune_runtime(struct sh_enforcer *e)
 	 * processes left in it), and that no process counts as its tree. */
 	for (size_t i = 0; i < e->ntags; i++) {
 		const struct sh_tag_entry *t = &e->tags[i];
+		int r = sh_cgroup_id(t->path, &id);
 		void *g, *p;
 
+		/* Present unless its path names no cgroup, or another cgroup
+		 * made at the path since. */
 		if (t->from_policy || t->run_id || !sh_enforcer_runtime_tag(e, t->cgid) ||
-		    (!sh_cgroup_id(t->path, &id) && id == t->cgid))
+		    (r ? r != -ENOENT : id == t->cgid))
 			continue;
 		g = realloc(gone, (n + 1) * sizeof(*gone));
 		if (g)
@@ -207,7 +244,7 @@ void sh_enforcer_prune_runtime(struct sh_enforcer *e)
 	held = n ? calloc(n, sizeof(*held)) : NULL;
 	if (held && !sh_tags_held(e, gone, n, held))
 		for (size_t i = 0; i < n; i++)
-			if (!held[i] && sh_enforcer_untag(e, paths[i], err, sizeof(err)))
+			if (!held[i] && untag(e, paths[i], gone[i], err, sizeof(err)))
 				sh_log("cannot untag the removed container cgroup %s: %s", paths[i], err);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);

@@ -44,15 +44,15 @@ struct {
 	__type(value, struct sh_cgroup_tag);
 } tags SEC(".maps");
 
-/* Tagged cgroups whose processes at the tag were a container runtime's
- * (`sharnessctl tag --runtime`, the OCI hook): a process found there
- * without a membership entry is pending where the policy holds from exec
+/* Tagged cgroups of containers (`sharnessctl tag --runtime`, the OCI
+ * hook) and the process of their runtime's init in them at the tag: a
+ * thread of it found there without a membership entry is pending
  * (lib/member.h). Written by the daemon before the tag. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SH_MAX_TAGGED);
 	__type(key, __u64);                 /* cgroup id */
-	__type(value, __u8);
+	__type(value, __u32);               /* the init's tgid */
 } runtime_cgroups SEC(".maps");
 
 /* Cgroup patterns (sharness.h): written by the policy apply. */

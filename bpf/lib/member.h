@@ -147,9 +147,9 @@ static __always_inline int held_by(struct member *m, struct sh_task *t, __u64 or
  * policy in force does not hold from exec, or cannot be found, a pending
  * task is held at once. A task first seen in a tree without an entry
  * (there before the tree was tagged) is held at once, as in any tree, but
- * in a cgroup tagged for a container (runtime_cgroups), where it is the
- * runtime's (its init, already in the cgroup when the OCI hook tags it):
- * pending.
+ * for the container runtime's init named at the tag of a container's
+ * cgroup (runtime_cgroups: already in the cgroup when the OCI hook tags
+ * it), which is pending.
  */
 /* What a hook asks of a pending task (membership_at). */
 enum {
@@ -216,6 +216,15 @@ static __always_inline __u64 leader_marks(struct task_struct *task, struct sh_ta
 	return lm & SH_TASK_PENDING;
 }
 
+/* SH_TASK_PENDING for a thread of the container runtime's init named at
+ * the tag of tree origin (runtime_cgroups), else 0. */
+static __always_inline __u64 runtime_init(struct task_struct *task, __u64 origin)
+{
+	__u32 *rt = bpf_map_lookup_elem(&runtime_cgroups, &origin);
+
+	return rt && *rt == (__u32)task->tgid ? SH_TASK_PENDING : 0;
+}
+
 static __always_inline int membership_at(struct member *m, int at)
 {
 	struct task_struct *task;
@@ -263,9 +272,8 @@ static __always_inline int membership_at(struct member *m, int at)
 			t->cgroup = cgid;
 		}
 		pending = leader_marks(task, t, at);
-		/* In a container's cgroup at the tag: the runtime's. */
-		if (!pending && bpf_map_lookup_elem(&runtime_cgroups, &origin))
-			pending = SH_TASK_PENDING;
+		if (!pending)
+			pending = runtime_init(task, origin);
 		if (pending && t)
 			entry_set(t, origin, 0, SH_TASK_PENDING);
 	} else {
@@ -305,29 +313,28 @@ static __always_inline int membership(struct member *m)
 
 /*
  * A file a pending task (the host's runtime) runs or maps as code that is
- * the runtime itself: the very file it runs (by another name: runc before
- * 1.2 re-executes itself at its start, in the tree's cgroup, through a
- * read-only bind mount of its binary it has already detached), or a file
- * on a kernel-internal mount (a memfd: the sealed copy of itself the same
- * runc makes where it cannot bind). Its content is the host's, not a file
- * of the tree's root, and no rule could name it: such an exec is the
- * host's, judged as outside, and arms nothing (exec.c). A member's is
- * judged as ever.
+ * the runtime itself: the very file it runs, through a mount no namespace
+ * has (runc before 1.2 re-executes itself at its start, in the tree's
+ * cgroup, through a read-only bind mount of its binary it has already
+ * detached). Its content is the host's, not a file of the tree's root, and
+ * no rule could name it: such an exec is the host's, judged as outside,
+ * and arms nothing (exec.c). A tree can neither detach a mount nor open
+ * the runtime's own file, and a member's exec is judged as ever. A memfd
+ * is no runtime's copy here: any process may make one, and a tree's could
+ * be handed to a pending process by name (/proc/PID/fd/N); the same runc
+ * falls back to one only where it cannot bind, and is then refused.
  */
 static __always_inline bool runtime_copy(struct file *file)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct sh_task *t;
-
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	void *rm = (void *)mnt - bpf_core_field_offset(struct mount, mnt);
 
 	if (!task->bpf_storage)
 		return false;
-	/* A memfd; or its own file through a mount no namespace has. */
-	if (!(BPF_CORE_READ(mnt, mnt_flags) & MNT_INTERNAL) &&
-	    (BPF_CORE_READ((struct mount *)rm, mnt_ns) ||
-	     BPF_CORE_READ(task, mm, exe_file, f_inode) != BPF_CORE_READ(file, f_inode)))
+	if (BPF_CORE_READ((struct mount *)rm, mnt_ns) ||
+	    BPF_CORE_READ(task, mm, exe_file, f_inode) != BPF_CORE_READ(file, f_inode))
 		return false;
 	t = bpf_task_storage_get(&task_marks, task, 0, 0);
 	return t && (t->origin & SH_TASK_PENDING);

@@ -104,7 +104,7 @@ check "learn after --: commands" "$(comp "$up" learn --policy x -- sharnessct)" 
 check "log --policy" "$(comp "$up" log -f --policy b)" "beta"
 check "tag: the policy after the cgroup" "$(comp "$up" tag /sys/fs/cgroup/x '')" "alpha beta"
 check "tag: its option" "$(comp "$up" tag --)" "--help --runtime"
-check "tag --runtime: the policy after the cgroup" "$(comp "$up" tag --runtime /sys/fs/cgroup/x '')" "alpha beta"
+check "tag --runtime PID: the policy after the cgroup" "$(comp "$up" tag --runtime 42 /sys/fs/cgroup/x '')" "alpha beta"
 check "tag: cgroups" "$(comp "$up" tag /sys/fs/cgroup/)" \
 	"$(compgen -d -- /sys/fs/cgroup/ | sort | tr '\n' ' ' | sed 's/ $//')"
 check "untag: the tagged cgroups" "$(comp "$up" untag '')" "/sys/fs/cgroup/ci.slice"

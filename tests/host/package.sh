@@ -99,7 +99,7 @@ check "hooks.d: the hook it names is the packaged file" \
 check "the packaged hook leaves a container without the annotation alone" \
 	"$(echo '{"ociVersion":"1.0.2","id":"c","status":"creating","pid":1,"annotations":{"x":"y"}}' |
 		"$tmp/root/usr/libexec/sharness/sharness-oci-hook"; echo "rc=$?")" "rc=0"
-out=$(echo '{"id":"c","pid":1,"annotations":{"org.sharness.policy":"p"}}' |
+out=$(echo '{"id":"c","status":"creating","pid":1,"annotations":{"org.sharness.policy":"p"}}' |
 	"$tmp/root/usr/libexec/sharness/sharness-oci-hook" --socket "$tmp/none.sock" 2>&1; echo "rc=$?")
 check_has "... and refuses an annotated one it cannot hold (no daemon at the socket)" \
 	"$(tr '\n' ' ' <<<"$out")" "sharness-oci-hook: container c: cannot reach sharnessd at $tmp/none.sock.*rc=1"

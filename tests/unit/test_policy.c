@@ -766,6 +766,9 @@ static void test_container_paths(void **state)
 	expect_errors("err_paths_late.policy", -EINVAL, 1,
 		      "6: paths must come before the first rule (line 4): it decides how every "
 		      "rule names its file");
+	expect_errors("err_paths_self.policy", -EINVAL, 1,
+		      "6: rule path /proc/self/environ names a process's own /proc files: the "
+		      "kernel names them by its pid, so no rule can name them for every process");
 	expect_errors("err_paths_pin.policy", -EINVAL, 1,
 		      "5: a digest pins a file of this host, and paths = container names the "
 		      "container's: '/bin/busybox'");

@@ -118,7 +118,7 @@ d0=$(counter deny_exec)
 held "annotated: its cgroup is held to the policy before its command runs" \
 	hook-1 "$d0" "$(hooked hook1 hook-1 ct)"
 check "... the tag recorded as a container's" \
-	"$(jq -c --arg cg "$D/hook-1" 'select(.event == "tag" and .cgroup == $cg and .policy == "ct" and .runtime == true)' "$AUDIT" | wc -l)" 1
+	"$(jq -c --arg cg "$D/hook-1" 'select(.event == "tag" and .cgroup == $cg and .policy == "ct" and .runtime_pid > 1)' "$AUDIT" | wc -l)" 1
 out=$(hooked ghost1 ghost-1 no-such-policy)
 check_match "an annotation naming an unknown policy: the container does not start" \
 	"$(grep -c "true=" <<<"$out"):${out##* }" '^0:rc=[1-9][0-9]*$'
@@ -140,6 +140,11 @@ check "... and no longer the removed one's" \
 "${RUNC[@]}" kill hook2 KILL
 wait_until eval '[ "$("${RUNC[@]}" state hook2 | jq -r .status)" = stopped ]'
 "${RUNC[@]}" delete hook2
+mkdir -p "$D/byhand"
+out=$($CTL tag --runtime 1 "$D/byhand" ct 2>&1)
+check "tag --runtime of a process not in the cgroup: refused (1)" "$?:$out" \
+	"1:process 1 (the container's init) is not in $D/byhand"
+rmdir "$D/byhand"
 stop_daemon
 out=$(hooked down1 down-1 ct)
 check_match "with the daemon stopped, an annotated container does not start" \
