@@ -238,7 +238,9 @@ SEC("tp_btf/cgroup_mkdir")
 int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 {
 	struct sh_cgroup_tag tag = { .run_id = SH_TAG_PATTERN };
+	struct sh_cgroup_name *nm;
 	struct pattern_scan s;
+	__u32 zero = 0;
 	__u64 id;
 	long len;
 
@@ -266,5 +268,12 @@ int BPF_PROG(sh_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	 * wrote (a run's, a cgroup line's) and stands. */
 	if (bpf_map_update_elem(&tags, &id, &tag, BPF_NOEXIST) && !bpf_map_lookup_elem(&tags, &id))
 		count(SH_CNT_PATTERN_LOST);
+	/* Its name, for records the daemon writes once it is removed. */
+	nm = bpf_map_lookup_elem(&scratch_name, &zero);
+	if (nm) {
+		nm->parent = s.parent;
+		__builtin_memcpy(nm->name, s.w.name, SH_CGROUP_NAME_MAX);
+		bpf_map_update_elem(&pattern_names, &id, nm, BPF_ANY);
+	}
 	return 0;
 }

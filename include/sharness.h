@@ -289,6 +289,14 @@ struct sh_cgroup_tag {
 #define SH_CGROUP_NAME_MAX   256     /* a cgroup's name, with its NUL */
 #define SH_TAG_PATTERN       0x80000000u
 
+/* The name a cgroup a pattern matched was made with, and its directory
+ * (bpf/cgroup.c, map pattern_names): the daemon names such a cgroup in
+ * its records after it is removed (a container's, gone as it ends). */
+struct sh_cgroup_name {
+	__u64 parent;                  /* cgroup id of the directory */
+	char name[SH_CGROUP_NAME_MAX];
+};
+
 struct sh_cgroup_pattern {
 	__u64 parent;                  /* cgroup id of the directory; 0 ends the table */
 	__u16 policy;                  /* policy id in this slot */

@@ -557,9 +557,42 @@ void sh_patterns_tick(struct sh_enforcer *e)
 		sh_patterns_refresh(e);
 }
 
+/* A removed pattern cgroup, named by the name it was made with under its
+ * directory (pattern_names) for records; NULL if that is forgotten too. */
+static const struct sh_tag_entry *ptag_named(struct sh_enforcer *e, uint64_t id, uint16_t policy)
+{
+	struct sh_cgroup_name nm;
+	const char *name = policy < SH_MAX_POLICIES ? e->names[e->slot][policy] : NULL;
+	struct sh_tag_entry *t;
+	char dir[PATH_MAX];
+	char *path = NULL;
+
+	if (!name || bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.pattern_names), &id, &nm) ||
+	    sh_cgroup_path_of(nm.parent, dir, sizeof(dir)))
+		return NULL;
+	nm.name[sizeof(nm.name) - 1] = 0;
+	t = realloc(e->ptags, (e->nptags + 1) * sizeof(*t));
+	if (!t || asprintf(&path, "%s/%s", dir, nm.name) < 0) {
+		if (t)
+			e->ptags = t;
+		return NULL;
+	}
+	e->ptags = t;
+	t = &t[e->nptags];
+	*t = (struct sh_tag_entry){ .cgid = id, .from_policy = true, .pattern = true, .path = path,
+				    .policy = strdup(name) };
+	if (!t->policy) {
+		free(path);
+		return NULL;
+	}
+	e->nptags++;
+	return t;
+}
+
 const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id)
 {
 	int fd = bpf_map__fd(e->skel->maps.tags);
+	const struct sh_tag_entry *found;
 	struct sh_cgroup_tag t;
 	bool gone;
 
@@ -569,7 +602,8 @@ const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id)
 	if (bpf_map_lookup_elem(fd, &id, &t) || !(t.run_id & SH_TAG_PATTERN) ||
 	    t.policy[e->slot] == SH_POLICY_NONE)
 		return NULL;
-	return ptag_add(e, id, t.policy[e->slot], &gone);
+	found = ptag_add(e, id, t.policy[e->slot], &gone);
+	return found || !gone ? found : ptag_named(e, id, t.policy[e->slot]);
 }
 
 uint64_t sh_patterns_lost(struct sh_enforcer *e)

@@ -227,7 +227,8 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * pin_verdicts: empty, an exec under way when the daemons changed
 	 * is hashed again. cg_patterns: written by the apply; until then no
 	 * cgroup is tagged as it is made (the apply tags those made before
-	 * it). runtime_cgroups: a build without it made no container tag. */
+	 * it). runtime_cgroups: a build without it made no container tag.
+	 * pattern_names: a cgroup made before is named while it exists. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
@@ -239,7 +240,8 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "sock_making") || !strcmp(name, "link_trees") ||
 	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
 	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts") ||
-	       !strcmp(name, "cg_patterns") || !strcmp(name, "runtime_cgroups");
+	       !strcmp(name, "cg_patterns") || !strcmp(name, "runtime_cgroups") ||
+	       !strcmp(name, "pattern_names");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

@@ -55,6 +55,22 @@ struct {
 	__type(value, __u32);               /* the init's tgid */
 } runtime_cgroups SEC(".maps");
 
+/* The names of the cgroups patterns tagged (sharness.h), the oldest
+ * forgotten first; scratch_name: one being written, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SH_MAX_TAGGED);
+	__type(key, __u64);                 /* cgroup id */
+	__type(value, struct sh_cgroup_name);
+} pattern_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sh_cgroup_name);
+} scratch_name SEC(".maps");
+
 /* Cgroup patterns (sharness.h): written by the policy apply. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

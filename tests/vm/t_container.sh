@@ -80,8 +80,16 @@ start_daemon || { fail "daemon starts"; exit 1; }
 
 free "a container in a cgroup of no tree: the exec and both writes work" "$(container free1 free-1)"
 d0=$(counter deny_exec)
+# The daemon stopped while it runs: it reads the container's records once
+# runc has removed the cgroup, and names it still (the name the programs
+# kept when the pattern tagged it).
+kill -STOP "$DAEMON_PID"
+out=$(container held1 ct-1)
+gone=$([ -d "$D/ct-1" ] && echo there || echo removed)
+kill -CONT "$DAEMON_PID"
+check "the container's cgroup is removed before the daemon reads a record" "$gone" removed
 held "held from exec: the runtime sets the container up, its command is held (an exec and a write refused)" \
-	ct-1 "$d0" "$(container held1 ct-1)"
+	ct-1 "$d0" "$out"
 
 # runc exec into a running held container: its init joins the cgroup from
 # outside, sets up, then execs the command, which is held.
