@@ -39,24 +39,6 @@ static void reply_buf(int fd, const struct sh_buf *b)
 	}
 }
 
-/* The pids in cgroup path's cgroup.procs (at most max into pids); how many
- * there are in all, or -errno. */
-static long cgroup_pids(const char *path, pid_t *pids, size_t max)
-{
-	char file[PATH_MAX], buf[65536], *save = NULL;
-	long n = 0;
-
-	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
-	n = sh_read_file(file, buf, sizeof(buf));
-	if (n < 0)
-		return n;
-	n = 0;
-	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++)
-		if ((size_t)n < max)
-			pids[n] = (pid_t)strtol(l, NULL, 10);
-	return n;
-}
-
 /* One process of a tagged tree: pid, comm, argv, when it started. */
 static void json_process(struct sh_buf *b, pid_t pid, uint64_t boot_ns)
 {
@@ -138,7 +120,7 @@ static void json_tag(struct sh_daemon *d, struct sh_buf *b, const struct sh_tag_
 		sh_json_uint_field(b, "denials", denials);
 		json_limits(b, t->path);
 	}
-	n = cgroup_pids(t->path, pids, STATUS_PROCS_MAX);
+	n = sh_cgroup_pids(t->path, pids, STATUS_PROCS_MAX);
 	sh_json_int_field(b, "processes_total", n < 0 ? 0 : n);
 	sh_json_open(b, "processes", '[');
 	for (long i = 0; i < n && i < STATUS_PROCS_MAX; i++)
@@ -336,7 +318,7 @@ static void status_text(struct sh_daemon *d, int fd, const uint64_t *c)
 	for (size_t i = 0; i < ntags + nptags; i++) {
 		const struct sh_tag_entry *t = i < ntags ? &tags[i] : &ptags[i - ntags];
 		char run[32] = "";
-		long n = cgroup_pids(t->path, NULL, 0);
+		long n = sh_cgroup_pids(t->path, NULL, 0);
 
 		if (t->run_id)
 			snprintf(run, sizeof(run), "  (run) %u", t->run_id);

@@ -154,31 +154,12 @@ bool sh_enforcer_runtime_tag(struct sh_enforcer *e, uint64_t cgid)
 	return !bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.runtime_cgroups), &cgid, &v);
 }
 
-/* Is process pid in cgroup (its cgroup.procs lists it)? */
-static bool in_cgroup(const char *cgroup, uint32_t pid)
-{
-	char path[PATH_MAX], *line = NULL;
-	bool found = false;
-	size_t cap = 0;
-	FILE *f;
-
-	if (snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup) >= (int)sizeof(path))
-		return false;
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && getline(&line, &cap, f) > 0)
-		found = strtoul(line, NULL, 10) == pid;
-	free(line);
-	fclose(f);
-	return found;
-}
-
 int sh_enforcer_tag_runtime(struct sh_enforcer *e, const char *cgroup, const char *policy,
 			    uint32_t pid, char *errbuf, size_t errlen)
 {
 	int fd = bpf_map__fd(e->skel->maps.runtime_cgroups), err;
 	const struct sh_policy *p = sh_policy_find(&e->set, policy);
+	pid_t ids[2];
 	uint64_t id;
 
 	if (p && !p->from_exec) {
@@ -191,8 +172,11 @@ int sh_enforcer_tag_runtime(struct sh_enforcer *e, const char *cgroup, const cha
 	err = sh_tag_id(cgroup, &id, errbuf, errlen);
 	if (err)
 		return err;
-	if (!pid || !in_cgroup(cgroup, pid)) {
-		snprintf(errbuf, errlen, "process %u (the container's init) is not in %s", pid, cgroup);
+	/* At createRuntime the init is the cgroup's one process: a cgroup
+	 * that holds others (the engine's own, shared) is no container's. */
+	if (sh_cgroup_pids(cgroup, ids, 2) != 1 || (uint32_t)ids[0] != pid) {
+		snprintf(errbuf, errlen, "process %u (the container's init) is not the one process "
+			 "in %s", pid, cgroup);
 		return -ESRCH;
 	}
 	/* Written before the tag: the init is never found in the tree

@@ -524,3 +524,21 @@ int sh_hex_digit(int c)
 		return c - 'A' + 10;
 	return -1;
 }
+
+/* The pids in cgroup path's cgroup.procs (at most max into pids); how many
+ * there are in all, or -errno. */
+long sh_cgroup_pids(const char *path, pid_t *pids, size_t max)
+{
+	char file[PATH_MAX], buf[65536], *save = NULL;
+	long n = 0;
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	n = sh_read_file(file, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	n = 0;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++)
+		if ((size_t)n < max)
+			pids[n] = (pid_t)strtol(l, NULL, 10);
+	return n;
+}

@@ -47,6 +47,9 @@ int sh_cgroup_of(pid_t pid, char *buf, size_t n);
 /* The path under /sys/fs/cgroup of the cgroup with this id (opened by
  * its handle): 0, -ESTALE or -ENOENT once it is removed, or -errno. */
 int sh_cgroup_path_of(uint64_t id, char *buf, size_t n);
+/* The pids in cgroup path's cgroup.procs (at most max into pids); how many
+ * there are in all, or -errno. */
+long sh_cgroup_pids(const char *path, pid_t *pids, size_t max);
 /* The value of KEY in a flat-keyed cgroup file ("oom_kill 3" in
  * memory.events, "usage_usec 1200" in cpu.stat) of cgroup cg; a file
  * holding one number (memory.peak) with key NULL. 0, or -errno (-ENOENT:

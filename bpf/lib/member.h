@@ -331,13 +331,14 @@ static __always_inline bool runtime_copy(struct file *file)
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	void *rm = (void *)mnt - bpf_core_field_offset(struct mount, mnt);
 
+	/* A member's calls (most) stop at its mark. */
 	if (!task->bpf_storage)
 		return false;
-	if (BPF_CORE_READ((struct mount *)rm, mnt_ns) ||
-	    BPF_CORE_READ(task, mm, exe_file, f_inode) != BPF_CORE_READ(file, f_inode))
-		return false;
 	t = bpf_task_storage_get(&task_marks, task, 0, 0);
-	return t && (t->origin & SH_TASK_PENDING);
+	if (!t || !(t->origin & SH_TASK_PENDING))
+		return false;
+	return !BPF_CORE_READ((struct mount *)rm, mnt_ns) &&
+	       BPF_CORE_READ(task, mm, exe_file, f_inode) == BPF_CORE_READ(file, f_inode);
 }
 
 /* Is cgroup cg (a struct cgroup *, read as memory) at or under `origin`? */

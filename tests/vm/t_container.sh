@@ -151,7 +151,15 @@ wait_until eval '[ "$("${RUNC[@]}" state hook2 | jq -r .status)" = stopped ]'
 mkdir -p "$D/byhand"
 out=$($CTL tag --runtime 1 "$D/byhand" ct 2>&1)
 check "tag --runtime of a process not in the cgroup: refused (1)" "$?:$out" \
-	"1:process 1 (the container's init) is not in $D/byhand"
+	"1:process 1 (the container's init) is not the one process in $D/byhand"
+sleep 60 & s1=$!
+sleep 60 & s2=$!
+echo "$s1" >"$D/byhand/cgroup.procs" && echo "$s2" >"$D/byhand/cgroup.procs"
+out=$($CTL tag --runtime "$s1" "$D/byhand" ct 2>&1)
+check "... nor of one that is not the cgroup's one process (a shared cgroup)" "$?:$out" \
+	"1:process $s1 (the container's init) is not the one process in $D/byhand"
+kill "$s1" "$s2"
+wait "$s1" "$s2" 2>/dev/null
 rmdir "$D/byhand"
 stop_daemon
 out=$(hooked down1 down-1 ct)
