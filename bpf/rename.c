@@ -9,6 +9,7 @@
 #include "lib/verdict.h"
 #include "lib/objects.h"
 #include "lib/mounts.h"
+#include "lib/memo.h"
 
 /* ---- renames across the rules judged at an object's use ---------------- */
 
@@ -231,4 +232,41 @@ int BPF_PROG(sh_path_rename, const struct path *old_dir, struct dentry *old_dent
 		return ret;
 	return released(&m, __judge_rename(&m, old_dir->mnt, old_dentry, new_dentry,
 					   SH_OP_RENAME_FROM));
+}
+
+/* ---- directory moves on the host (the memo's count: lib/memo.h) ---------- */
+
+/*
+ * Does moving d change the path of a name other than its own? A
+ * directory's does (every name below it); a file's, a symbolic link's, a
+ * socket's or a node's does not. Anything not known to be one of those
+ * (no inode, another type) counts.
+ */
+static __always_inline bool moves_names(struct dentry *d)
+{
+	struct inode *inode = d ? d->d_inode : 0;
+	__u32 type = inode ? inode->i_mode & S_IFMT : 0;
+
+	return type != S_IFREG && type != S_IFLNK && type != S_IFSOCK && type != S_IFIFO &&
+	       type != S_IFCHR && type != S_IFBLK;
+}
+
+/*
+ * Every move of a dentry in the kernel's name cache (a rename, an
+ * exchange, a directory found again under another name by a network file
+ * system) goes through __d_move, inside rename_lock's write section: a
+ * directory's move is counted there, by whoever makes it, tree or host.
+ */
+SEC("fentry/__d_move")
+int BPF_PROG(sh_dir_move, struct dentry *dentry, struct dentry *target, bool exchange)
+{
+	__u32 k = SH_MOVES_COUNT;
+	__u64 *n;
+
+	if (!moves_names(dentry) && !(exchange && moves_names(target)))
+		return 0;
+	n = bpf_map_lookup_elem(&dir_moves, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	return 0;
 }

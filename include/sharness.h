@@ -132,6 +132,17 @@ struct sh_dir_mark {
 };
 
 /*
+ * Map dir_moves: entry SH_MOVES_COUNT counts the host's directory moves
+ * (the programs add to it); entry SH_MOVES_STATE is SH_MOVES_LIVE while
+ * the daemon has every program attached, the counter with them (user
+ * space writes only this one: a write of the count could lose a move).
+ * Not live, the directory memo is keyed to every rename on the host.
+ */
+#define SH_MOVES_COUNT 0
+#define SH_MOVES_STATE 1
+#define SH_MOVES_LIVE 0x6c697665ull   /* "live" */
+
+/*
  * One name in a marked directory that leads to a rule below it (map
  * dir_names): by its length and its first and last 8 bytes (little-endian
  * loads, zero-filled; tail 0 for names of 8 bytes or fewer). Exact up to

@@ -246,6 +246,25 @@ static void detach_wait(struct sh_enforcer *e)
 	e->ndetaching = 0;
 }
 
+/*
+ * The directory memo's count of directory moves (bpf/lib/memo.h) is live
+ * while every program is attached, its counter with them: set after an
+ * attach, cleared before a detach. Only its state entry is written (the
+ * programs add to the count). Where the kernel has no counter (no
+ * __d_move to trace) it stays unset, and memos are keyed to every rename.
+ */
+static int moves_live(struct sh_enforcer *e, bool live)
+{
+	uint32_t k = SH_MOVES_STATE;
+	uint64_t v = live ? SH_MOVES_LIVE : 0;
+
+	if (live && !bpf_program__autoload(e->skel->progs.sh_dir_move))
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.dir_moves), &k, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int sh_enforcer_wake(struct sh_enforcer *e)
 {
 	uint64_t t0 = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
@@ -261,6 +280,8 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 		err = sharness_bpf__attach(e->skel);
 	if (!err)
 		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
+	if (!err)
+		err = moves_live(e, true);
 	if (err) {
 		sh_log("cannot attach the programs: %s", strerror(-err));
 		sh_pin_drop_links(e->skel->skeleton);
@@ -285,6 +306,13 @@ static void rest(struct sh_enforcer *e)
 
 	if (!e->attached || e->ntags || e->skel->bss->ntagged)
 		return;
+	/* Not live before its counter goes: stays attached where it cannot
+	 * be told. */
+	if (moves_live(e, false)) {
+		sh_log("cannot mark the count of directory moves unlive: %s; staying attached",
+		       strerror(errno));
+		return;
+	}
 	e->ndetaching = 0;
 	for (int i = 0; i < s->prog_cnt && e->ndetaching < SH_MAX_PROGS; i++) {
 		struct bpf_link **l = s->progs[i].link;

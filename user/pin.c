@@ -228,7 +228,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * is hashed again. cg_patterns: written by the apply; until then no
 	 * cgroup is tagged as it is made (the apply tags those made before
 	 * it). runtime_cgroups: a build without it made no container tag.
-	 * pattern_names: a cgroup made before is named while it exists. */
+	 * pattern_names: a cgroup made before is named while it exists.
+	 * dir_moves: not live (memos keyed to every rename) until this
+	 * daemon's programs are attached. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
@@ -241,7 +243,7 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
 	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts") ||
 	       !strcmp(name, "cg_patterns") || !strcmp(name, "runtime_cgroups") ||
-	       !strcmp(name, "pattern_names");
+	       !strcmp(name, "pattern_names") || !strcmp(name, "dir_moves");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

@@ -80,6 +80,9 @@ static void configure_optional(struct sharness_bpf *skel)
 	bool ima = btf_has_func(vmlinux, "bpf_ima_file_hash");
 
 	bpf_program__set_autoload(skel->progs.sh_exec_pin, ima);
+	/* The count of directory moves (the directory memo's key, memo.h):
+	 * without it memos are keyed to every rename on the host. */
+	bpf_program__set_autoload(skel->progs.sh_dir_move, btf_has_func(vmlinux, "__d_move"));
 	*(__u8 *)&skel->rodata->pin_hashing = ima;
 	/* Neither form known: leave both on, so that the load fails loudly. */
 	bpf_program__set_autoload(skel->progs.sh_inode_setattr, setattr != 3);

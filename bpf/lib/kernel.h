@@ -77,6 +77,8 @@
 #define S_IFCHR 0020000
 #define S_IFDIR 0040000
 #define S_IFLNK 0120000
+#define S_IFREG 0100000
+#define S_IFIFO 0010000
 #define RENAME_EXCHANGE (1 << 1)
 #define S_ISVTX 0001000
 #define S_IWOTH 0000002

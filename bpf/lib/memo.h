@@ -15,11 +15,12 @@
  * A memo only ever allows, and only while everything it was computed from
  * is unchanged: the same policy in the same slot and tag generation (every
  * policy apply bumps it), the same directory dentry (with its parent and
- * name), mount and mount namespace, the kernel's rename and mount sequence
- * counts (rename_lock and mount_lock: every rename, mount, move and
- * unmount on the host bumps them) as they were before the path was
- * resolved and still after it was judged, and the same epoch of 2^10 jiffies
- * (the counts are 32 bits and wrap). It serves only tasks whose root is
+ * name), mount and mount namespace, the host's count of directory moves
+ * (memo_renames) and mount_lock's sequence count (every mount, move and
+ * unmount bumps it), and the same epoch of 2^10 jiffies (the counts are 32
+ * bits and wrap). A memo is made only where rename_lock's count (every
+ * rename on the host) did not change from before the path was resolved to
+ * after it was judged. It serves only tasks whose root is
  * their mount namespace's. A memo that is missing or stale costs the path
  * resolution it would have saved, never a verdict. The storage goes with
  * the inode, so a directory freed and reallocated starts without one.
@@ -108,7 +109,45 @@ _Static_assert(__builtin_offsetof(struct memo_state, root_dentry) -
 	       __builtin_offsetof(struct memo_state, dir) == 5 * sizeof(__u64),
 	       "memo_dir copies the six pointers as one");
 
-static __always_inline __u64 memo_hash(const struct memo_state *st, __u32 marks)
+/*
+ * The host's directory moves, counted by sh_dir_move (rename.c) at the
+ * kernel's __d_move, inside rename_lock's write section (SH_MOVES_COUNT),
+ * live (SH_MOVES_STATE) once the daemon has attached every program, the
+ * counter with them, and until it detaches them. A directory's path
+ * changes only when it or a directory above it moves (its own parent and
+ * name are in the memo's hash) or a mount changes (mount_lock's count):
+ * a rename of a file changes no other name's path. So a memo keyed to
+ * this count holds while the host renames files (editors, package
+ * managers, log rotation), where one keyed to rename_lock's count went
+ * stale at every rename on the host.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} dir_moves SEC(".maps");
+
+/*
+ * What a memo is keyed to of the host's renames, read after read_seqs
+ * (st->rseq even): a move ends its write section after counting, so a
+ * count read after the section's end includes it. While the counter is not
+ * live (not attached yet, or detached), rename_lock's count, as before
+ * there was one; the top bit keeps the two apart.
+ */
+static __always_inline __u64 memo_renames(const struct memo_state *st)
+{
+	__u32 k = SH_MOVES_STATE;
+	__u64 *v = bpf_map_lookup_elem(&dir_moves, &k);
+
+	if (!v || *v != SH_MOVES_LIVE)
+		return st->rseq;
+	k = SH_MOVES_COUNT;
+	v = bpf_map_lookup_elem(&dir_moves, &k);
+	return v ? *v | 1ull << 63 : st->rseq;
+}
+
+static __always_inline __u64 memo_hash(const struct memo_state *st, __u32 marks, __u64 renames)
 {
 	__u64 h = memo_key;
 
@@ -119,7 +158,8 @@ static __always_inline __u64 memo_hash(const struct memo_state *st, __u32 marks)
 	h = memo_mix(h, st->mnt);
 	h = memo_mix(h, st->ns);
 	h = memo_mix(h, st->epoch);
-	h = memo_mix(h, (__u64)st->rseq << 32 | st->mseq);
+	h = memo_mix(h, renames);
+	h = memo_mix(h, st->mseq);
 	h = memo_mix(h, (__u64)marks << 32 | st->who);
 	return (h ^ (h >> 32)) << 8;
 }
@@ -374,7 +414,8 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	st->epoch = memo_epoch();
 	if (hashed && !dentry->d_hash.pprev)
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st, marks) || (walk && !(word & MEMO_WALKED))) {
+	if (!word || (word & ~0xffull) != memo_hash(st, marks, memo_renames(st)) ||
+	    (walk && !(word & MEMO_WALKED))) {
 		st->ok = 1;
 		return false;
 	}
@@ -410,6 +451,7 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	struct dir_memo *d;
 	struct dentry *dir;
 	__u32 nlen, dlen, *v, act = 0, marks = 0;
+	__u64 renames;
 
 	if (!st->ok || len <= 2 || len > SH_EVENT_PATH_MAX)
 		return;
@@ -432,6 +474,9 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 		act = (v ? *v & MEMO_ACT : 0) | (st->walk ? MEMO_WALKED : 0) |
 		      (marks ? MEMO_MARKED : 0);
 	}
+	/* Read before the counts are checked again: unchanged, it is the
+	 * one from before the path was resolved. */
+	renames = memo_renames(st);
 	if (!memo_unchanged(m, st))
 		return;
 	/* No rename since: this is the parent the path was resolved through. */
@@ -442,7 +487,7 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	if (!d)
 		return;
 	d->marks = marks;
-	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st, marks) | act;
+	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st, marks, renames) | act;
 	count(SH_CNT_MEMO_STORE);
 }
 
@@ -479,7 +524,7 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 	st->epoch = memo_epoch();
 	if (!dentry->d_hash.pprev)
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st, 0)) {
+	if (!word || (word & ~0xffull) != memo_hash(st, 0, memo_renames(st))) {
 		st->ok = 1;
 		return false;
 	}
@@ -496,6 +541,7 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 					    struct dentry *dentry, __u32 act,
 					    const struct memo_state *st)
 {
+	__u64 renames = memo_renames(st);
 	struct dir_memo *d;
 
 	if (!memo_unchanged(m, st))
@@ -504,7 +550,7 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 	if (!d)
 		return;
 	d->marks = 0;
-	d->word = memo_hash(st, 0) | (act & MEMO_ACT);
+	d->word = memo_hash(st, 0, renames) | (act & MEMO_ACT);
 	count(SH_CNT_MEMO_STORE);
 }
 
@@ -553,7 +599,7 @@ static __always_inline bool unix_memo_allows(const struct member *m, struct sock
 	st->who = (__u32)m->slot << 16 | m->policy | MEMO_KIND_UNIX;
 	st->gen = m->gen;
 	st->epoch = memo_epoch();
-	if (!word || (*word & ~0xffull) != memo_hash(st, 0)) {
+	if (!word || (*word & ~0xffull) != memo_hash(st, 0, memo_renames(st))) {
 		st->ok = 1;
 		return false;
 	}
@@ -569,14 +615,14 @@ static __always_inline void unix_memo_store(const struct scratch *s, const struc
 					    struct sock *peer, __u32 act,
 					    const struct memo_state *st)
 {
-	__u64 *word;
+	__u64 *word, renames = memo_renames(st);
 
 	if (!memo_unchanged(m, st))
 		return;
 	word = bpf_sk_storage_get(&unix_memo, peer, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!word)
 		return;
-	*word = memo_hash(st, 0) | (act & MEMO_ACT);
+	*word = memo_hash(st, 0, renames) | (act & MEMO_ACT);
 	count(SH_CNT_MEMO_STORE);
 }
 

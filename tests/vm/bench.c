@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char path[4096], dir[4096], self[4096], sock_path[108];
+static char path[4096], path2[4096], dir[4096], self[4096], sock_path[108];
 static int unix_l = -1, tcp_l = -1;
 static struct sockaddr_in tcp_a;
 
@@ -143,6 +143,15 @@ static void op_utimens(void)
 	utimensat(AT_FDCWD, path, NULL, 0);
 }
 
+/* A file renamed away and back, then opened for writing: a rename changes
+ * no directory's path (t_memo: the directory memo holds across it). */
+static void op_rename_open(void)
+{
+	if (rename(path, path2) || rename(path2, path))
+		die("rename");
+	close(open(path, O_WRONLY));
+}
+
 static const struct op {
 	const char *name;
 	void (*fn)(void);
@@ -153,7 +162,7 @@ static const struct op {
 	{ "mkdir+rmdir", op_mkdir_rmdir, 1 },	{ "fork+exec", op_fork_exec, 50 },
 	{ "unix-connect", op_unix_connect, 4 },	{ "tcp-connect", op_tcp_connect, 4 },
 	{ "kill-self", op_kill_self, 1 },	{ "mmap-exec", op_mmap_exec, 1 },
-	{ "utimens", op_utimens, 1 },
+	{ "utimens", op_utimens, 1 },		{ "rename+open", op_rename_open, 1 },
 };
 
 static void listeners(void)
@@ -238,6 +247,7 @@ int main(int argc, char **argv)
 		return 3;
 	n = atol(argv[2]);
 	snprintf(path, sizeof(path), "%s/bench-file", argv[1]);
+	snprintf(path2, sizeof(path2), "%s/bench-file2", argv[1]);
 	snprintf(dir, sizeof(dir), "%s/bench-dir", argv[1]);
 	snprintf(sock_path, sizeof(sock_path), "%s/bench.sock", argv[1]);
 	if (getenv("BENCH_MMAP_FILE"))

@@ -199,6 +199,37 @@ tree_finish ren2
 check "renamed within: still allowed" "$OUT" "before=OK after=OK"
 check "renamed within: the file is there" "$([ -e "$W/a2/g3" ] && echo yes)" yes
 
+# ---- a directory above the memoized one moved -----------------------------
+# A memo is keyed to the host's count of directory moves (sh_dir_move), not
+# to every rename: a directory's move, whoever makes it, is what changes
+# the path of the names below it. Renamed, and exchanged with a file (the
+# directory the exchange's target: counted either way).
+mkdir -p "$W/up/in"
+tree_start anc tmemo "$W/up/in" g4
+mv "$W/up" "$R/up"
+tree_finish anc
+check_match "above renamed out: a name in the memoized directory below refused" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+check "above renamed out: no file made" "$([ -e "$R/up/in/g4" ] && echo yes || echo no)" no
+n=$(audit_wait ".target==\"$R/up/in/g4\" and .reason==\"not allowed\"")
+check "above renamed out: refusal logged by its new path" "$n" 1
+mkdir -p "$W/ex/in" && : >"$R/exf"
+tree_start exch tmemo "$W/ex/in" g5
+"$TRY" exchange "$R/exf" "$W/ex" >"$SH_TMP/exch.out" 2>&1
+check "above exchanged out: the host's exchange made" "$(head -n 1 "$SH_TMP/exch.out")" ok
+tree_finish exch
+check_match "above exchanged out: a name in the memoized directory below refused" "$OUT" \
+	"^before=OK after=ERR: .*Operation not permitted"
+n=$(audit_wait ".target==\"$R/exf/in/g5\" and .reason==\"not allowed\"")
+check "above exchanged out: refusal logged by its new path" "$n" 1
+# Twin: moved within the writable directory, still allowed.
+mkdir -p "$W/up2/in"
+tree_start anc2 tmemo "$W/up2/in" g6
+mv "$W/up2" "$W/up3"
+tree_finish anc2
+check "above renamed within: still allowed" "$OUT" "before=OK after=OK"
+check "above renamed within: the file is there" "$([ -e "$W/up3/in/g6" ] && echo yes)" yes
+
 # ---- a mount moved from under its memo ------------------------------------
 mount -t tmpfs memo "$P/w/m"
 tree_start mnt tmemom "$P/w/m" x
@@ -255,6 +286,28 @@ check_match "times: 300 utimensat calls in a writable directory" "$OUT" "^utimen
 h1=$(counter memo_hits)
 check "times: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0)))" \
 	"$([ $((h1 - h0)) -ge 250 ] && echo yes)" yes
+# A rename of a file changes no directory's path, so it makes no memo
+# stale: 300 times a file renamed away and back, then opened for writing,
+# in the tree (each open right after two renames on the host), while an
+# outsider renames a file as fast as it can. Keyed to every rename on the
+# host, as memos were, each open missed and made its memo again.
+mkdir -p "$SH_TMP/ren"
+coproc REN { exec "$SH_BUILD/tests/vm/renamer" "$SH_TMP/ren" 0; }
+read -r l <&"${REN[0]}"
+check "renames: the outsider renames" "$l" ready
+h0=$(counter memo_hits); s0=$(counter memo_stores)
+run_in_tree tmemot "$SH_BUILD/tests/vm/bench" -c "allow-create:$TM/w/t/probe" "$TM/w/t" 300 rename+open
+h1=$(counter memo_hits); s1=$(counter memo_stores)
+kill "$REN_PID"
+read -r renames _ <&"${REN[0]}"
+wait "$REN_PID"
+check_match "renames: 300 renames and opens in a writable directory" "$OUT" "^rename\+open [0-9]"
+check "renames: the outsider renamed meanwhile (got ${renames:-none})" \
+	"$([ "${renames:-0}" -ge 300 ] && echo yes)" yes
+check "renames: the opens judged by the memo (memo_hits grew by at least 900, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 900 ] && echo yes)" yes
+check "renames: memos made again at most 30 times (memo_stores grew by $((s1 - s0)))" \
+	"$([ $((s1 - s0)) -le 30 ] && echo yes)" yes
 : >"$TM/w/t/f1"
 TSCRIPT='
 first() { local x; x=$("$@"); printf %s "${x%%[[:cntrl:]]*}"; }
