@@ -131,6 +131,11 @@ $(BUILD)/tests/vm/%: tests/vm/%.c | $(BUILD)/tests/vm
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
 
+# Run inside a container whose root holds busybox alone (t_container).
+$(BUILD)/tests/vm/memfd-hold: tests/vm/memfd-hold.c | $(BUILD)/tests/vm
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -static $< -o $@
+
 # Fuzzing (libFuzzer, clang): the policy parser, control requests and the
 # audit log's JSON. Each target runs FUZZ_SECONDS, after replaying the
 # inputs in tests/fuzz/regressions/<target>/ (every crash found is kept

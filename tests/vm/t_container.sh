@@ -9,7 +9,8 @@
 # container's cgroup, next to the same container in a cgroup of no tree,
 # where both work. With `held-from = entry` the runtime is held as it
 # enters and the container does not start. `runc exec` into a held
-# container is held the same way.
+# container is held the same way, and a program the container keeps in a
+# memfd, named to runc's init by /proc/1/fd/N, is not run.
 . "$(dirname "$0")/lib.sh"
 
 P=$SH_TMP/policies
@@ -48,7 +49,7 @@ container() {
 	echo "$out rc=$?" | tr '\n' ' ' | sed 's/ *$//'
 }
 policy() { # entry|exec
-	printf '[policy]\nname = ct\ncgroup = %s/ct-*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\n' \
+	printf '[policy]\nname = ct\ncgroup = %s/ct-*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\nallow = /opt/hold\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\n' \
 		"$D" "$1" >"$P/ct.policy"
 }
 
@@ -104,6 +105,34 @@ check "... recorded under the container's cgroup" \
 "${RUNC[@]}" kill held2 KILL
 wait_until eval '[ "$("${RUNC[@]}" state held2 | jq -r .status)" = stopped ]'
 "${RUNC[@]}" delete held2
+
+# A program kept in memory by a member, named to a pending runtime's init:
+# the container keeps busybox in a memfd, and `runc exec` runs
+# /proc/1/fd/N in it (an image's health check could name one). runc's
+# init, pending until its exec, execs the memfd: that is the container's
+# command, not the runtime's own re-exec (its own executable through a
+# mount no namespace has), and no rule can name a memfd: refused, counted,
+# recorded; the same exec of /bin/busybox runs.
+cp "$SH_BUILD/tests/vm/memfd-hold" "$B/rootfs/opt/hold"
+jq --arg cg "/t_container/ct-4" '.linux.cgroupsPath = $cg |
+	.process.args = ["/opt/hold", "/bin/busybox", "/dev/shm/memfd"]' "$B/base.json" >"$B/config.json"
+(cd "$B" && "${RUNC[@]}" run -d memfd1 >/dev/null 2>&1 </dev/null)
+check "a held container keeps busybox in a memfd" \
+	"$?:$(wait_until "${RUNC[@]}" exec memfd1 sh -c 'test -s /dev/shm/memfd' && echo kept)" "0:kept"
+n=$("${RUNC[@]}" exec memfd1 cat /dev/shm/memfd)
+d0=$(counter deny_exec)
+out=$("${RUNC[@]}" exec memfd1 "/proc/1/fd/$n" echo ran 2>&1)
+rc=$?
+check "runc exec of /proc/1/fd/$n (the memfd): refused, nothing ran" \
+	"$(grep -c '^ran$' <<<"$out") $([ "$rc" -ne 0 ] && echo failed)" "0 failed"
+check "... counted by the programs" "$(($(counter deny_exec) - d0))" 1
+check "... recorded under the container's cgroup, as an in-memory file" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/ct-4\" and .reason == \"deleted or in-memory file\"")" 1
+out=$("${RUNC[@]}" exec memfd1 /bin/busybox echo ran 2>&1)
+check "runc exec of /bin/busybox into the same container: runs" "$out rc=$?" "ran rc=0"
+"${RUNC[@]}" kill memfd1 KILL
+wait_until eval '[ "$("${RUNC[@]}" state memfd1 | jq -r .status)" = stopped ]'
+"${RUNC[@]}" delete memfd1
 
 # ---- the OCI hook: a container annotated org.sharness.policy=NAME ------
 # runc runs the hook at createRuntime (podman and CRI-O add it from
