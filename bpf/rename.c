@@ -238,15 +238,19 @@ int BPF_PROG(sh_path_rename, const struct path *old_dir, struct dentry *old_dent
 
 /*
  * Does moving d change the path of a name other than its own? A
- * directory's does (every name below it); a file's, a symbolic link's, a
- * socket's or a node's does not. Anything not known to be one of those
- * (no inode, another type) counts.
+ * directory's does (every name below it), and so does a mount point's of
+ * any type (the root of what is mounted on it: a file bind-mounted onto a
+ * file, renamed in a namespace where it is no mount point); a file's, a
+ * symbolic link's, a socket's or a node's does not. Anything not known to
+ * be one of those (no inode, another type) counts.
  */
 static __always_inline bool moves_names(struct dentry *d)
 {
 	struct inode *inode = d ? d->d_inode : 0;
 	__u32 type = inode ? inode->i_mode & S_IFMT : 0;
 
+	if (d && (d->d_flags & DCACHE_MOUNTED))
+		return true;
 	return type != S_IFREG && type != S_IFLNK && type != S_IFSOCK && type != S_IFIFO &&
 	       type != S_IFCHR && type != S_IFBLK;
 }

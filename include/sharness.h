@@ -133,14 +133,17 @@ struct sh_dir_mark {
 
 /*
  * Map dir_moves: entry SH_MOVES_COUNT counts the host's directory moves
- * (the programs add to it); entry SH_MOVES_STATE is SH_MOVES_LIVE while
- * the daemon has every program attached, the counter with them (user
- * space writes only this one: a write of the count could lose a move).
- * Not live, the directory memo is keyed to every rename on the host.
+ * (the programs add to it); entry SH_MOVES_STATE holds SH_MOVES_LIVE in
+ * its low 32 bits while the daemon has every program attached, the
+ * counter with them, and in its high 32 bits a number new at each attach
+ * (memos made before a rest, while moves went uncounted, match no memo
+ * made after it). User space writes only the state, never the count (a
+ * write of the count could lose a move). Not live, the directory memo is
+ * keyed to every rename on the host.
  */
 #define SH_MOVES_COUNT 0
 #define SH_MOVES_STATE 1
-#define SH_MOVES_LIVE 0x6c697665ull   /* "live" */
+#define SH_MOVES_LIVE 0x6c697665u   /* "live" */
 
 /*
  * One name in a marked directory that leads to a rule below it (map

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -249,17 +250,23 @@ static void detach_wait(struct sh_enforcer *e)
 /*
  * The directory memo's count of directory moves (bpf/lib/memo.h) is live
  * while every program is attached, its counter with them: set after an
- * attach, cleared before a detach. Only its state entry is written (the
- * programs add to the count). Where the kernel has no counter (no
- * __d_move to trace) it stays unset, and memos are keyed to every rename.
+ * attach (with a number of its own), cleared before a detach. Only its
+ * state entry is written (the programs add to the count). Where the
+ * kernel has no counter (no __d_move to trace) it is cleared, and memos
+ * are keyed to every rename.
  */
 static int moves_live(struct sh_enforcer *e, bool live)
 {
-	uint32_t k = SH_MOVES_STATE;
-	uint64_t v = live ? SH_MOVES_LIVE : 0;
+	uint32_t k = SH_MOVES_STATE, nonce = 0;
+	uint64_t v = 0;
 
-	if (live && !bpf_program__autoload(e->skel->progs.sh_dir_move))
-		return 0;
+	/* Where there is no counter the state is cleared, not left: an
+	 * adopted map may say live. */
+	if (live && bpf_program__autoload(e->skel->progs.sh_dir_move)) {
+		if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+			nonce = (uint32_t)sh_now_ns(CLOCK_MONOTONIC);
+		v = (uint64_t)nonce << 32 | SH_MOVES_LIVE;
+	}
 	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.dir_moves), &k, &v, BPF_ANY))
 		return -errno;
 	return 0;

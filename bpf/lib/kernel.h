@@ -84,6 +84,7 @@
 #define S_IWOTH 0000002
 #define S_IFSOCK 0140000
 #define S_CASEFOLD (1 << 15) /* inode.i_flags: a directory whose names compare without case */
+#define DCACHE_MOUNTED 0x00010000 /* dentry.d_flags: a mount point (6.1 and 6.12: bit 16) */
 /* The kernel's dev_t: major in the bits above 20. */
 #define DEV_MAJOR(d) ((__u32)(d) >> 20)
 #define DEV_MINOR(d) ((__u32)(d) & 0xfffff)

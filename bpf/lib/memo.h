@@ -112,8 +112,9 @@ _Static_assert(__builtin_offsetof(struct memo_state, root_dentry) -
 /*
  * The host's directory moves, counted by sh_dir_move (rename.c) at the
  * kernel's __d_move, inside rename_lock's write section (SH_MOVES_COUNT),
- * live (SH_MOVES_STATE) once the daemon has attached every program, the
- * counter with them, and until it detaches them. A directory's path
+ * live (SH_MOVES_STATE, with a number new at each attach) once the daemon
+ * has attached every program, the counter with them, and until it
+ * detaches them. A directory's path
  * changes only when it or a directory above it moves (its own parent and
  * name are in the memo's hash) or a mount changes (mount_lock's count):
  * a rename of a file changes no other name's path. So a memo keyed to
@@ -138,13 +139,15 @@ struct {
 static __always_inline __u64 memo_renames(const struct memo_state *st)
 {
 	__u32 k = SH_MOVES_STATE;
-	__u64 *v = bpf_map_lookup_elem(&dir_moves, &k);
+	__u64 *v = bpf_map_lookup_elem(&dir_moves, &k), state;
 
-	if (!v || *v != SH_MOVES_LIVE)
+	if (!v || (__u32)(state = *v) != SH_MOVES_LIVE)
 		return st->rseq;
 	k = SH_MOVES_COUNT;
 	v = bpf_map_lookup_elem(&dir_moves, &k);
-	return v ? *v | 1ull << 63 : st->rseq;
+	/* The attach's number with the count: moves made while detached
+	 * went uncounted. */
+	return v ? memo_mix(state, *v) | 1ull << 63 : st->rseq;
 }
 
 static __always_inline __u64 memo_hash(const struct memo_state *st, __u32 marks, __u64 renames)

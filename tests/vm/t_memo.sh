@@ -365,6 +365,8 @@ name = tmemox
 [exec]
 allow = $SH_BUILD/tests/vm/
 allow = $XA/
+allow = /usr/bin/bash
+allow = /usr/bin/sleep
 EOF
 $CTL policy reload >/dev/null 2>&1
 by_memo "exec maps: 300 mappings of an allowed file" tmemox \
@@ -378,9 +380,47 @@ check "exec maps: the allowed name still maps (control)" "$OUT" ok
 # other policy's.
 run_in_tree tmemo "$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 1
 check "exec maps: a tree of another policy: refused" "$OUT" "err EPERM"
+# Renamed out while a tree that mapped it by memo waits (each tag is a new
+# generation: a memo serves only its run).
+XSCRIPT='
+"$5" mmap-exec "$1" 30 >"$2/first.$3" || exit 9
+: >"$2/ready.$3"
+while [ ! -e "$2/go.$3" ]; do sleep 0.1; done
+"$5" mmap-exec "$4" 1
+'
+TREE_SCRIPT=$XSCRIPT tree_start mvx tmemox "$XA/lib" "$XB/lib2" "$SH_BUILD/tests/vm/wall"
+check "exec maps: mapped before the rename" "$(head -n 1 "$SY/first.mvx")" ok
 mv "$XA/lib" "$XB/lib2"
-run_in_tree tmemox "$SH_BUILD/tests/vm/wall" mmap-exec "$XB/lib2" 1
+tree_finish mvx
 check "exec maps: renamed out of the allowed directory: refused" "$OUT" "err EPERM"
+# A file mounted on a file: its mount point renamed in a namespace made
+# before the mount, where it is no mount point (the kernel refuses the
+# rename only where it is one), takes the mounted file out of the allowed
+# directory with no directory moved and no mount changed: the move of a
+# mount point is counted as a directory's is. One tree maps it (the memo
+# made and used), waits while the mount point moves, maps it again by its
+# new name (each tag is a new generation: a memo serves only its run).
+: >"$XA/mp"
+unshare -m sleep 300 &
+NSP=$!
+ns_own() { [ "$(readlink "/proc/$NSP/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]; }
+wait_until ns_own
+check "exec maps: a mount namespace from before the mount" "$?" 0
+mount --bind "$XB/lib" "$XA/mp"
+h0=$(counter memo_hits)
+TREE_SCRIPT=$XSCRIPT tree_start mpx tmemox "$XA/mp" "$XB/mp2" "$SH_BUILD/tests/vm/wall"
+h1=$(counter memo_hits)
+check "exec maps: a file mounted in the allowed directory maps" "$(head -n 1 "$SY/first.mpx")" ok
+check "exec maps: ... by its memo (memo_hits grew by at least 20, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 20 ] && echo yes)" yes
+nsenter -t "$NSP" -m mv "$XA/mp" "$XB/mp2"
+check "exec maps: its mount point renamed where it is none" \
+	"$([ -e "$XA/mp" ] && echo there || echo moved)" moved
+tree_finish mpx
+check "exec maps: the mounted file, now out of the allowed directory: refused" "$OUT" "err EPERM"
+umount "$XB/mp2"
+kill "$NSP"
+wait "$NSP" 2>/dev/null
 
 # ---- unix peers: the socket's own memo -------------------------------------
 # A connect judged by the peer's path and allowed is kept with the peer
