@@ -39,7 +39,7 @@ PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS)) -lelf -lz
 SH_VERSION := $(shell cat VERSION)$(shell git rev-parse --short HEAD 2>/dev/null | sed 's/^/+g/')
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude -Iuser -I$(BUILD) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) -Iinclude -I$(BUILD) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 
 # BPF_PROG() expands to a ctx argument most programs do not use.
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter -Iinclude -Ivmlinux
@@ -47,20 +47,32 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-par
 BPF_OBJ   := $(BUILD)/sharness.bpf.o
 SKEL      := $(BUILD)/sharness.skel.h
 
+# user/ by component; a folder may include from the folders before it in
+# this list, never from one after it (daemon and ctl not from each other):
+# each folder's objects see only those headers (INC_*), and tools/check-layout
+# refuses an include that goes up, an include cycle, and a circle of
+# modules taking symbols from each other. Objects go flat into $(BUILD):
+# file names are unique across user/.
+USER_DIRS    := lib policy enforcer daemon ctl
+INC_lib      := -Iuser/lib
+INC_policy   := $(INC_lib) -Iuser/policy
+INC_enforcer := $(INC_policy) -Iuser/enforcer
+INC_daemon   := $(INC_enforcer) -Iuser/daemon
+INC_ctl      := $(INC_enforcer) -Iuser/ctl
+INC_all      := $(INC_enforcer) -Iuser/daemon -Iuser/ctl
+objs = $(addprefix $(BUILD)/,$(notdir $(1:.c=.o)))
+
 # What the unit tests link: no BPF skeleton, so neither clang nor bpftool.
-LIB_SRCS := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_paths.c user/policy_caps.c \
-	    user/policy_net.c user/policy_errors.c user/rules.c user/compile.c user/json.c user/util.c \
-	    user/audit.c user/names.c user/control.c user/reslimit.c user/policy_host.c \
-	    user/journal.c user/learn_gen.c user/learn_out.c user/digest.c
-# The loader: built with the skeleton that embeds the BPF object.
-LOADER_SRCS := user/enforcer.c user/apply.c user/apply_one.c user/patterns.c user/tags.c user/pins.c user/probe.c user/pin.c user/resume.c user/marks.c
-LIB_OBJS    := $(LIB_SRCS:user/%.c=$(BUILD)/%.o)
-COMMON_OBJS := $(LIB_OBJS) $(LOADER_SRCS:user/%.c=$(BUILD)/%.o)
-D_SRCS   := user/sharnessd.c user/learning.c user/records.c user/requests.c user/status.c user/runs.c user/protect.c \
-	    user/ratelimit.c user/metrics.c
-D_OBJS   := $(D_SRCS:user/%.c=$(BUILD)/%.o) $(COMMON_OBJS)
-CTL_OBJS := $(BUILD)/sharnessctl.o $(BUILD)/ctl_run.o $(BUILD)/ctl_log.o $(BUILD)/ctl_learn.o $(BUILD)/ctl_pin.o \
-	    $(COMMON_OBJS)
+LIB_SRCS := $(wildcard user/lib/*.c user/policy/*.c) user/daemon/journal.c \
+	    user/ctl/learn_gen.c user/ctl/learn_out.c
+# The loader (user/enforcer): built with the skeleton that embeds the BPF object.
+LOADER_SRCS := $(wildcard user/enforcer/*.c)
+LIB_OBJS    := $(call objs,$(LIB_SRCS))
+COMMON_OBJS := $(LIB_OBJS) $(call objs,$(LOADER_SRCS))
+D_SRCS   := $(filter-out user/daemon/journal.c,$(wildcard user/daemon/*.c))
+D_OBJS   := $(call objs,$(D_SRCS)) $(COMMON_OBJS)
+CTL_SRCS := $(filter-out user/ctl/learn_gen.c user/ctl/learn_out.c user/ctl/oci_hook.c,$(wildcard user/ctl/*.c))
+CTL_OBJS := $(call objs,$(CTL_SRCS)) $(COMMON_OBJS)
 
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -89,7 +101,7 @@ $(SKEL): $(BPF_OBJ)
 	$(Q)$(BPFTOOL) gen skeleton $< name sharness_bpf > $@
 
 # The BPF object's digest: the build mark a restarted daemon compares
-# before it resumes its predecessor's programs (user/resume.c).
+# before it resumes its predecessor's programs (user/enforcer/resume.c).
 $(BUILD)/bpf_digest.h: $(BPF_OBJ)
 	$(Q)echo "#define SH_BPF_DIGEST \"$$(sha256sum $< | cut -c1-64)\"" >$@
 $(BUILD)/resume.o: $(BUILD)/bpf_digest.h
@@ -104,11 +116,14 @@ FORCE:
 
 # User objects that include the skeleton depend on it; everything else
 # gets its header dependencies from -MMD.
-$(LOADER_SRCS:user/%.c=$(BUILD)/%.o): $(SKEL)
+$(call objs,$(LOADER_SRCS)): $(SKEL)
 
-$(BUILD)/%.o: user/%.c | $(BUILD)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+define user_dir
+$(BUILD)/%.o: user/$(1)/%.c | $(BUILD)
+	$$(call msg,CC,$$@)
+	$$(Q)$$(CC) $$(ALL_CFLAGS) $$(INC_$(1)) -c $$< -o $$@
+endef
+$(foreach d,$(USER_DIRS),$(eval $(call user_dir,$(d))))
 
 $(BUILD)/sharnessd: $(D_OBJS)
 	$(call msg,LINK,$@)
@@ -125,7 +140,7 @@ $(BUILD)/sharness-oci-hook: $(BUILD)/oci_hook.o $(BUILD)/control.o $(BUILD)/util
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_all) $< $(LIB_OBJS) $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cmocka) -o $@
 
 $(BUILD)/tests/vm/%: tests/vm/%.c | $(BUILD)/tests/vm
 	$(call msg,CC,$@)
@@ -143,17 +158,17 @@ $(BUILD)/tests/vm/memfd-hold: tests/vm/memfd-hold.c | $(BUILD)/tests/vm
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := policy control json
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Iinclude -Iuser -I$(BUILD) $(WARN)
-FUZZ_SRCS_policy  := user/policy.c user/policy_parse.c user/policy_keys.c user/policy_paths.c user/policy_caps.c \
-		     user/policy_net.c user/policy_errors.c user/rules.c user/reslimit.c user/util.c \
-		     user/digest.c
-FUZZ_SRCS_control := user/control.c user/util.c
-FUZZ_SRCS_json    := user/json.c user/util.c
+		-Iinclude $(INC_policy) -I$(BUILD) $(WARN)
+FUZZ_SRCS_policy  := $(addprefix user/policy/,policy.c policy_load.c policy_parse.c policy_keys.c \
+		       policy_paths.c policy_net.c policy_errors.c rules.c reslimit.c) \
+		     user/lib/caps.c user/lib/util.c user/lib/digest.c
+FUZZ_SRCS_control := user/lib/control.c user/lib/util.c
+FUZZ_SRCS_json    := user/lib/json.c user/lib/util.c
 
 $(BUILD)/fuzz:
 	$(Q)mkdir -p $@
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c user/*.h user/*.c $(BUILD)/version.h | $(BUILD)/fuzz
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c user/*/*.h user/*/*.c $(BUILD)/version.h | $(BUILD)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) $(shell $(PKG_CONFIG) --libs inih libcrypto) -o $@
 
@@ -180,9 +195,13 @@ fuzz-%: $(BUILD)/fuzz/fuzz_%
 setup:
 	$(Q)tools/setup --check >/dev/null 2>&1 || tools/setup --kernels
 
-# The tree's size rules: SPDX lines, files and functions that stay small.
-layout:
-	$(Q)tools/check-layout
+# The tree's rules: SPDX lines, files and functions that stay small;
+# user/'s folders included only downward, no include cycle, no circle of
+# modules taking symbols from each other (from the objects); and the
+# checks shown refusing trees made to break them.
+layout: all
+	$(Q)tools/check-layout --objects $(BUILD)
+	$(Q)tools/check-layout --self-test
 
 unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "  UNIT      $$t"; SH_TEST_DATA=tests/unit/data $$t; done

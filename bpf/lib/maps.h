@@ -4,7 +4,7 @@
  * The pinned names (map_NAME) and layouts here are what a new daemon
  * adopts from the one it replaces. Change the layout of a state map and
  * adoption starts over with fresh maps. A map added later that the
- * policy apply fills (user/pin.c, map_filled_by_apply) starts empty when
+ * policy apply fills (user/enforcer/pin.c, map_filled_by_apply) starts empty when
  * adopted from a build without it; any other new map makes adoption
  * start over.
  */
@@ -177,7 +177,7 @@ struct {
 /*
  * Key of the programs' own caches (the directory memo, cg_outside,
  * top_root), set by user space at load from getrandom; a load without one
- * does not start (user/probe.c). 0 still turns the directory memo off.
+ * does not start (user/enforcer/probe.c). 0 still turns the directory memo off.
  * A tree can read neither the key nor a cache.
  */
 const volatile __u64 memo_key;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the policy compiler (user/compile.c): which rules-map
+ * Unit tests for the policy compiler (user/policy/compile.c): which rules-map
  * entries and policy flags a policy becomes.  Policies are built in memory,
  * so nothing here reads files or touches BPF maps.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the journal entries of audit records (user/journal.c):
+ * Unit tests for the journal entries of audit records (user/daemon/journal.c):
  * journald's native protocol, the record's exact bytes in SHARNESS_*
  * fields, the one-line MESSAGE as `sharnessctl log` shows the record.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the audit log JSON writer and reader (user/json.c).
+ * Unit tests for the audit log JSON writer and reader (user/lib/json.c).
  *
  * Usage: test_json [DATA_DIR]   (else $SH_TEST_DATA, else tests/unit/data)
  * Needs jq(1) for the cross-check with an independent JSON parser.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the policy learned from a run's records (user/learn_gen.c):
+ * Unit tests for the policy learned from a run's records (user/ctl/learn_gen.c):
  * which rules each kind of record becomes, how per-run names are folded
  * into directories, and that the written policy is one the parser accepts.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the policy parser and loader (user/policy*.c) and the
- * rule-kind table (user/rules.c).
+ * Unit tests for the policy parser and loader (user/policy/policy*.c) and the
+ * rule-kind table (user/policy/rules.c).
  *
  * Usage: test_policy [DATA_DIR]   (else $SH_TEST_DATA, else tests/unit/data)
  * The shipped policies are read from DATA_DIR/../../../policies unless
@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "caps.h"
 #include "compile.h"
 #include "digest.h"
 #include "policy.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the resource-limit parsers (user/reslimit.c) that
+ * Unit tests for the resource-limit parsers (user/policy/reslimit.c) that
  * [limits] and `sharnessctl run` share, and the words a run-begin
  * request carries them in.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for the times `sharnessctl log --since/--until` take
- * (sh_parse_when, user/util.c): dates, words and times ago or ahead as a
+ * (sh_parse_when, user/lib/util.c): dates, words and times ago or ahead as a
  * user types them, against a fixed now; anything else refused. And the
  * seconds sharnessd --detach-idle takes (sh_parse_seconds_or_never).
  */

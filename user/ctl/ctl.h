@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What sharnessctl's commands share: the daemon's socket, the usage text,
- * how a failed daemon call becomes an exit status, and option parsing.
- * The commands that need more than a page live in files of their own:
- * `run` in ctl_run.c, `log` in ctl_log.c.
+ * What sharnessctl's commands share: the daemon's socket, how a failed
+ * daemon call becomes an exit status, and option parsing (ctl_common.c);
+ * the usage text (sharnessctl.c). The commands that need more than a page
+ * live in files of their own: `run` in ctl_run.c, `log` in ctl_log.c,
+ * `learn` in ctl_learn.c, `policy pin` in ctl_pin.c.
  */
 #ifndef SH_CTL_H
 #define SH_CTL_H

@@ -23,40 +23,6 @@
 #include "sharness.skel.h"
 #include "util.h"
 
-/*
- * The id of a cgroup that can be tagged. The programs look for tags at the
- * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
- * so it is refused rather than accepted and not enforced.
- */
-int sh_tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
-{
-	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
-
-	if (err == -ENOTDIR) {
-		snprintf(errbuf, errlen, "%s is not a cgroup v2 directory under /sys/fs/cgroup",
-			 cgroup);
-		return err;
-	}
-	if (err) {
-		snprintf(errbuf, errlen, "cgroup %s: %s", cgroup, strerror(-err));
-		return err;
-	}
-	if (level >= SH_MAX_CGROUP_LEVEL) {
-		snprintf(errbuf, errlen, "cgroup %s is %d levels deep; at most %d can be tagged",
-			 cgroup, level, SH_MAX_CGROUP_LEVEL - 1);
-		return -E2BIG;
-	}
-	return 0;
-}
-
-/* A policy's id in its set is its index there. */
-int sh_policy_index(const struct sh_policy_set *set, const char *name)
-{
-	const struct sh_policy *p = sh_policy_find(set, name);
-
-	return p ? (int)(p - set->pols) : -1;
-}
-
 /* The tries key on (prefixlen, slot, ...), dir_names on (id, slot, ...):
  * one clearing serves all. */
 _Static_assert(offsetof(struct sh_rule_key, slot) == 4 && offsetof(struct sh_net_key, slot) == 4 &&
@@ -217,11 +183,6 @@ static int write_policy_rules(int fd, const int dirs_fd[2], unsigned slot, unsig
 	}
 	sh_compile_free(&c);
 	return err;
-}
-
-void sh_bump_gen(struct sh_enforcer *e)
-{
-	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Appends a copy of t (its strings duplicated) to the list *v of *n. */

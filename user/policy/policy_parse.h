@@ -2,7 +2,8 @@
 /*
  * Inside the sharness policy parser: the state of one file being parsed,
  * shared by the line reader (policy_parse.c) and the key handlers
- * (policy_keys.c), and the message helpers the loader uses too.
+ * (policy_keys.c, policy_net.c, policy_paths.c), and the message helpers
+ * (policy_errors.c) the loader (policy_load.c) uses too.
  * Not an API: only the policy_*.c files include it.
  */
 #ifndef SHARNESS_POLICY_PARSE_H
@@ -65,7 +66,7 @@ struct sh_policy_key {
 	bool is_name;             /* the policy's name key */
 };
 
-/* Renders untrusted text for a message (see policy.c); cut with "...". */
+/* Renders untrusted text for a message (see policy_errors.c); cut with "...". */
 const char *sh_policy_quote_n(char *buf, size_t size, const char *s, size_t n);
 const char *sh_policy_quote(char *buf, size_t size, const char *s);
 /* Like sh_errors_add; false if the message could not be stored. */
@@ -81,6 +82,9 @@ int sh_policy_errno(struct sh_errors *errs, const char *qname, const char *what,
 
 /* Records a problem of the file as "FILE:LINE: message". */
 void sh_perr(struct pctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A system failure (err, an errno) while doing what: recorded once, and
+ * the file is read no further; sh_pctx_oom: out of memory. */
+void sh_pctx_fail(struct pctx *c, int err, const char *what);
 void sh_pctx_oom(struct pctx *c);
 
 /* The table's own spelling of a section name s[0..n), NULL if unknown. */

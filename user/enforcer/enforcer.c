@@ -3,7 +3,7 @@
  * The enforcer object: opens the programs (adopting a previous daemon's
  * pinned state, resuming its programs where they are this build's), rest
  * and wake, the event ring and the counters (marks.c: the daemon's own
- * marks in the maps; apply.c: the policy set and tags in force).
+ * marks in the maps; apply.c: the policy set in force; tags.c: tags).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -337,33 +337,26 @@ static void rest(struct sh_enforcer *e)
 		detach_links(e);
 }
 
+void sh_enforcer_rest_if_idle(struct sh_enforcer *e, uint64_t now_ms)
+{
+	if (e->ntags || e->skel->bss->ntagged) {
+		e->idle_since_ms = 0;
+		return;
+	}
+	if (!e->idle_since_ms)
+		e->idle_since_ms = now_ms;
+	if (e->detach_idle < 0)
+		return;
+	if (now_ms - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
+		rest(e);
+}
+
 /* Links gone in the kernel: detached, and no detach still going on. */
 bool sh_enforcer_resting(struct sh_enforcer *e)
 {
 	if (e->detach_running && __atomic_load_n(&e->detach_done, __ATOMIC_ACQUIRE))
 		detach_wait(e);
 	return !e->attached && !e->detach_running;
-}
-
-void sh_enforcer_idle_tick(struct sh_enforcer *e)
-{
-	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
-
-	sh_patterns_tick(e);
-	if (e->ntags && now - e->runtime_gc_ms >= 60000) {
-		e->runtime_gc_ms = now;
-		sh_enforcer_prune_runtime(e);
-	}
-	if (e->ntags || e->skel->bss->ntagged) {
-		e->idle_since_ms = 0;
-		return;
-	}
-	if (!e->idle_since_ms)
-		e->idle_since_ms = now;
-	if (e->detach_idle < 0)
-		return;
-	if (now - e->idle_since_ms >= (uint64_t)e->detach_idle * 1000)
-		rest(e);
 }
 
 bool sh_enforcer_attached(struct sh_enforcer *e, unsigned *attach_ms)
@@ -579,22 +572,6 @@ const struct sh_tag_entry *sh_enforcer_tags(struct sh_enforcer *e, size_t *n)
 	return e->tags;
 }
 
-const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id)
-{
-	const struct sh_tag_entry *t;
-
-	for (size_t i = 0; i < e->ntags; i++)
-		if (e->tags[i].cgid == cgid) {
-			if (run_id)
-				*run_id = e->tags[i].run_id;
-			return e->tags[i].path;
-		}
-	t = sh_patterns_tag(e, cgid);
-	if (t && run_id)
-		*run_id = 0;
-	return t ? t->path : NULL;
-}
-
 bool sh_enforcer_tagged_id(struct sh_enforcer *e, uint64_t id)
 {
 	struct sh_cgroup_tag t;
@@ -606,10 +583,7 @@ bool sh_enforcer_tagged_id(struct sh_enforcer *e, uint64_t id)
 	       t.policy[e->slot] != SH_POLICY_NONE;
 }
 
-const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n, bool refresh)
+void sh_bump_gen(struct sh_enforcer *e)
 {
-	if (refresh)
-		sh_patterns_refresh(e);
-	*n = e->nptags;
-	return e->ptags;
+	__atomic_add_fetch(&e->skel->bss->tag_gen, 1, __ATOMIC_SEQ_CST);
 }

@@ -19,9 +19,14 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "learning.h"
 #include "names.h"
-#include "reslimit.h"
 #include "pin.h"
+#include "records.h"
+#include "reload.h"
+#include "requests.h"
+#include "reslimit.h"
+#include "runs.h"
 #include "util.h"
 
 static int req_ping(struct sh_daemon *d, int fd, int argc, char **argv)

@@ -3,7 +3,8 @@
 /*
  * sharnessctl: the operator's command line. This file holds the command
  * table, the global options and the small commands (probe, policy, status,
- * tag, untag, unload); `run` is in ctl_run.c, `log` in ctl_log.c.
+ * tag, untag, unload); `run` is in ctl_run.c, `log` in ctl_log.c, what
+ * the commands share in ctl_common.c.
  *
  * Exit status: the command's own (see usage); 1 failure or bad usage;
  * 2 invalid policy (policy reload); 3 this kernel cannot enforce (probe);
@@ -28,45 +29,7 @@
 #include "probe.h"
 #include "util.h"
 
-const char *ctl_sock_path = SH_CTL_DEFAULT_SOCKET;
 static const char *pin_dir = "/sys/fs/bpf/sharness";
-
-int ctl_daemon_status(int ret)
-{
-	if (ret >= 0)
-		return ret;
-	fprintf(stderr, "sharnessctl: cannot reach sharnessd at %s: %s\n", ctl_sock_path,
-		strerror(-ret));
-	if (ret == -ENOENT || ret == -ECONNREFUSED)
-		fprintf(stderr, "sharnessctl: is sharnessd running? (systemctl start sharnessd)\n");
-	if ((ret == -EACCES || ret == -EPERM) && geteuid() != 0)
-		fprintf(stderr, "sharnessctl: the control socket is root's: run sharnessctl "
-			"as root (sudo)\n");
-	return SH_EXIT_DAEMON;
-}
-
-int ctl_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
-	       int (*take)(int opt, const char *arg, void *ctx), void *ctx)
-{
-	int c, ret;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			/* getopt named the option; say where the right ones are. */
-			if (argc > 0 && strcmp(argv[0], "sharnessctl") != 0 && argv[0][0] != '/' &&
-			    !strchr(argv[0], '/'))
-				fprintf(stderr, "Try 'sharnessctl %s --help'.\n", argv[0]);
-			else
-				fprintf(stderr, "Try 'sharnessctl --help'.\n");
-			return -1;
-		}
-		ret = take(c, optarg, ctx);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
 
 static int unknown_command(const char *name)
 {

@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "digest.h"
 #include "names.h"
+#include "records.h"
 #include "util.h"
 
 #define RB_BATCH    2048 /* events per ring-buffer pass before serving clients */
@@ -123,7 +124,7 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 		sh_audit_format_event(&d->buf, ev,
 				      sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
 				      cg, run_id);
-		if (sh_learning_record(d, run_id, &d->buf)) {
+		if (d->learning_record(d, run_id, &d->buf)) {
 			sh_rec_emit(d);
 			d->events_logged++;
 		} else {
@@ -132,7 +133,7 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 		return ++d->batch >= RB_BATCH ? -EAGAIN : 0;
 	}
 	if (cg && run_id)
-		sh_run_count_denial(d, run_id);
+		d->run_denied(d, run_id);
 	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",
 			 ev->hook, ev->action);
 	if (sh_rl_admit(&d->rl, ev)) {
@@ -144,8 +145,8 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 		sh_json_end(&d->buf);
 		/* What a learning run was refused goes to its review too (the
 		 * same record, once: repeats are the rate limit's to count). */
-		if (run_id && sh_learning_of(d, run_id))
-			sh_learning_record(d, run_id, &d->buf);
+		if (run_id && d->learning_of(d, run_id))
+			d->learning_record(d, run_id, &d->buf);
 		sh_rec_emit_journaled(d);
 		d->events_logged++;
 	}

@@ -236,3 +236,65 @@ void sh_enforcer_prune_runtime(struct sh_enforcer *e)
 	free(gone);
 	free(held);
 }
+
+/*
+ * The id of a cgroup that can be tagged. The programs look for tags at the
+ * first SH_MAX_CGROUP_LEVEL levels only: a deeper tag would never match,
+ * so it is refused rather than accepted and not enforced.
+ */
+int sh_tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen)
+{
+	int level = 0, err = sh_cgroup_id_level(cgroup, id, &level);
+
+	if (err == -ENOTDIR) {
+		snprintf(errbuf, errlen, "%s is not a cgroup v2 directory under /sys/fs/cgroup",
+			 cgroup);
+		return err;
+	}
+	if (err) {
+		snprintf(errbuf, errlen, "cgroup %s: %s", cgroup, strerror(-err));
+		return err;
+	}
+	if (level >= SH_MAX_CGROUP_LEVEL) {
+		snprintf(errbuf, errlen, "cgroup %s is %d levels deep; at most %d can be tagged",
+			 cgroup, level, SH_MAX_CGROUP_LEVEL - 1);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+void sh_enforcer_idle_tick(struct sh_enforcer *e)
+{
+	uint64_t now = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
+
+	sh_patterns_tick(e);
+	if (e->ntags && now - e->runtime_gc_ms >= 60000) {
+		e->runtime_gc_ms = now;
+		sh_enforcer_prune_runtime(e);
+	}
+	sh_enforcer_rest_if_idle(e, now);
+}
+
+const char *sh_enforcer_tag_path(struct sh_enforcer *e, uint64_t cgid, uint32_t *run_id)
+{
+	const struct sh_tag_entry *t;
+
+	for (size_t i = 0; i < e->ntags; i++)
+		if (e->tags[i].cgid == cgid) {
+			if (run_id)
+				*run_id = e->tags[i].run_id;
+			return e->tags[i].path;
+		}
+	t = sh_patterns_tag(e, cgid);
+	if (t && run_id)
+		*run_id = 0;
+	return t ? t->path : NULL;
+}
+
+const struct sh_tag_entry *sh_enforcer_pattern_tags(struct sh_enforcer *e, size_t *n, bool refresh)
+{
+	if (refresh)
+		sh_patterns_refresh(e);
+	*n = e->nptags;
+	return e->ptags;
+}

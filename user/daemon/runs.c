@@ -16,7 +16,9 @@
 #include "control.h"
 #include "daemon.h"
 #include "metrics.h"
+#include "records.h"
 #include "reslimit.h"
+#include "runs.h"
 #include "util.h"
 
 #define RUN_PARENT "/sys/fs/cgroup/sharness"

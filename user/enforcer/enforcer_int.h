@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The enforcer object as its own files see it (enforcer.c: opening, marks,
- * events; apply.c: policy sets and tags). Not for other modules: they use
- * enforcer.h.
+ * The enforcer object as its own files see it. Not for other folders:
+ * they use enforcer.h. The files use each other in one direction only,
+ * lowest first: enforcer.c (opening, rest and wake, events, the
+ * generation), marks.c, pin.c, resume.c, probe.c, pins.c; patterns.c
+ * (cgroup patterns); tags.c (tags by hand and for runs, the idle tick);
+ * apply.c and apply_one.c (policy sets).
  */
 #ifndef SH_ENFORCER_INT_H
 #define SH_ENFORCER_INT_H
@@ -60,6 +63,10 @@ void sh_enforcer_retire_old(struct sh_enforcer *e);
  * the generation (0 or -errno; on failure nothing is attached). */
 int sh_enforcer_wake(struct sh_enforcer *e);
 
+/* From the idle tick (tags.c, at now_ms): with nothing tagged for the
+ * --detach-idle time, the programs detach (rest). */
+void sh_enforcer_rest_if_idle(struct sh_enforcer *e, uint64_t now_ms);
+
 /* Runtime tags (tag, run) to the state file, so a restart keeps them. */
 void sh_enforcer_save_state(struct sh_enforcer *e);
 void sh_enforcer_free_tags(struct sh_tag_entry *t, size_t n);
@@ -70,24 +77,25 @@ void sh_enforcer_free_tags(struct sh_tag_entry *t, size_t n);
 int sh_enforcer_write_pins(const int fds[3], unsigned slot, unsigned id,
 			   const struct sh_policy *p, struct sh_errors *errs);
 
+/* The generation bumped (enforcer.c): what the programs remember is
+ * forgotten. */
+void sh_bump_gen(struct sh_enforcer *e);
+
 /* apply.c, for apply_one.c: a trie's keys of one slot (policy < 0) or of
  * one policy there deleted; a policy's rules, [net] rules and pins, and
- * its policy-table entry, written as policy id of slot; the generation
- * bumped (what the programs remember is forgotten). */
+ * its policy-table entry, written as policy id of slot. */
 int sh_clear_keys(int fd, unsigned slot, int policy);
 int sh_write_policy(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
 		    bool *dirs, struct sh_errors *errs);
 int sh_write_conf(struct sh_enforcer *e, unsigned slot, unsigned id, const struct sh_policy *p,
 		  bool dirs, struct sh_errors *errs);
-void sh_bump_gen(struct sh_enforcer *e);
 
-/* apply.c, for tags.c: the id of a cgroup that can be tagged (0, or
- * -errno with the reason in errbuf); a policy's id in its set (-1: none). */
+/* tags.c, for apply.c: the id of a cgroup that can be tagged (0, or
+ * -errno with the reason in errbuf). */
 int sh_tag_id(const char *cgroup, uint64_t *id, char *errbuf, size_t errlen);
 /* Which removed cgroups of ids[0..n) a process still counts as its tree
  * (patterns.c); 0, or -errno with held[] as it was. */
 int sh_tags_held(struct sh_enforcer *e, const uint64_t *ids, size_t n, bool *held);
-int sh_policy_index(const struct sh_policy_set *set, const char *name);
 
 /* Cgroup patterns (patterns.c). Does set have any? Its table written in
  * slot ns (0, or -errno in errs); then, once every cgroup creation under

@@ -8,6 +8,7 @@
  * would.
  */
 #define _GNU_SOURCE
+#include "caps.h"
 #include "digest.h"
 #include "policy_parse.h"
 #include "sharness.h"

@@ -34,10 +34,16 @@
 #include "control.h"
 #include "daemon.h"
 #include "enforcer.h"
-#include "pin.h"
-#include "probe.h"
 #include "json.h"
+#include "learning.h"
+#include "pin.h"
 #include "policy.h"
+#include "probe.h"
+#include "protect.h"
+#include "records.h"
+#include "reload.h"
+#include "requests.h"
+#include "runs.h"
 #include "util.h"
 
 /* What the process sets up around the daemon and takes down at the end. */
@@ -75,55 +81,6 @@ static void usage(FILE *f)
 		"          --socket " SH_CTL_DEFAULT_SOCKET "\n"
 		"          --pin-dir /sys/fs/bpf/sharness\n"
 		"exit status: 0 stopped, 1 set-up failure, 2 invalid policy, 3 kernel cannot enforce\n");
-}
-
-static void log_errors(const struct sh_errors *errs, int fd)
-{
-	for (size_t i = 0; i < errs->n; i++) {
-		if (fd >= 0)
-			sh_ctl_reply(fd, 'E', "%s\n", errs->msgs[i]);
-		else
-			sh_log("%s", errs->msgs[i]);
-	}
-}
-
-int sh_daemon_reload(struct sh_daemon *d, int fd)
-{
-	struct sh_policy_set set = {};
-	struct sh_errors errs = {};
-	int err;
-
-	err = sh_policy_load_dir(d->policy_dir, &set, &errs);
-	if (!err)
-		err = sh_policy_check_host(&set, &errs, NULL);
-	if (!err && (err = sh_learning_add_policies(d, &set)))
-		sh_errors_add(&errs, err == -EEXIST ? "a policy takes the name of a learning run's "
-			      "policy (learn.ID): rename it" : "out of memory");
-	if (!err)
-		err = sh_enforcer_apply(d->enf, &set, &errs);
-	sh_audit_begin_meta(&d->buf, "reload");
-	sh_rec_str(d, "result", err ? "failed" : "ok");
-	if (err && errs.n)
-		sh_rec_str(d, "error", errs.msgs[0]);
-	sh_json_uint_field(&d->buf, "policies", err ? 0 : sh_enforcer_policies(d->enf)->n);
-	sh_json_end(&d->buf);
-	sh_rec_emit(d);
-	if (err) {
-		log_errors(&errs, fd);
-		if (fd >= 0)
-			sh_ctl_reply(fd, 'E', "reload failed: the previous policy stays in force\n");
-		sh_log("reload of %s failed; the previous policy stays in force", d->policy_dir);
-	} else {
-		d->metrics.dirty = true;
-		sh_protect_own_files(d);   /* the new set's files; logged if it fails */
-		if (fd >= 0)
-			sh_ctl_reply(fd, 'O', "reloaded %zu policies from %s\n",
-				     sh_enforcer_policies(d->enf)->n, d->policy_dir);
-		sh_log("loaded %zu policies from %s", sh_enforcer_policies(d->enf)->n, d->policy_dir);
-	}
-	sh_policy_set_free(&set);
-	sh_errors_free(&errs);
-	return err ? SH_EXIT_POLICY : 0;
 }
 
 /* sharnessd --unload: detach what a stopped daemon left pinned. */
@@ -278,7 +235,7 @@ static int take_lock(const struct sh_daemon *d, struct proc *p)
 /* A policy that cannot be used: its errors, then why the daemon stops. */
 static int policy_failed(const struct sh_daemon *d, const struct proc *p, const char *what)
 {
-	log_errors(&p->errs, -1);
+	sh_daemon_log_errors(&p->errs, -1);
 	sh_log("%s %s; not starting", what, d->policy_dir);
 	return SH_EXIT_POLICY;
 }
@@ -606,6 +563,9 @@ int main(int argc, char **argv)
 		.socket_path = SH_CTL_DEFAULT_SOCKET,
 		.pin_dir = "/sys/fs/bpf/sharness",
 		.journal = { .fd = -1 },
+		.run_denied = sh_run_count_denial,
+		.learning_of = sh_learning_of,
+		.learning_record = sh_learning_record,
 	};
 	struct proc p = { .lock_fd = -1, .lfd = -1, .sfd = -1, .efd = -1, .notify_fd = -1,
 			  .journal = -1, .detach_idle = SH_DETACH_IDLE_DEFAULT };

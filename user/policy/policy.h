@@ -147,6 +147,8 @@ int sh_policy_check_host(const struct sh_policy_set *set, struct sh_errors *errs
 			 struct sh_errors *warns);
 
 const struct sh_policy *sh_policy_find(const struct sh_policy_set *set, const char *name);
+/* A policy's id in its set (its index there); -1: none of that name. */
+int sh_policy_index(const struct sh_policy_set *set, const char *name);
 /* "no policy named 'x' is loaded (loaded: a, b)" into buf. */
 const char *sh_policy_not_found(const struct sh_policy_set *set, const char *name, char *buf,
 				size_t n);
@@ -165,9 +167,5 @@ void sh_errors_add(struct sh_errors *e, const char *fmt, ...) __attribute__((for
 void sh_errors_free(struct sh_errors *e);       /* NULL-safe, zeroes */
 
 bool sh_policy_has_kind(const struct sh_policy *p, enum sh_rule_kind k);
-/* "CAP_SYS_TIME" for 25; NULL for a number this build does not know. */
-const char *sh_cap_name(unsigned cap);
-/* 25 for "sys_time", "CAP_SYS_TIME" (any case); -1 if unknown. */
-int sh_cap_parse(const char *name);
 
 #endif /* SHARNESS_POLICY_H */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "protect.h"
 #include "util.h"
 
 #define PROTECT_MAX (SH_MAX_PROTECTED)

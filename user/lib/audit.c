@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -10,7 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
-#include "enforcer.h"
+#include "caps.h"
 #include "util.h"
 
 int sh_audit_open(struct sh_audit *a, const char *path)

@@ -18,8 +18,10 @@
 #include "control.h"
 #include "daemon.h"
 #include "names.h"
-#include "reslimit.h"
 #include "pin.h"
+#include "records.h"
+#include "requests.h"
+#include "reslimit.h"
 #include "util.h"
 
 #define STATUS_PROCS_MAX 64   /* processes listed per tagged cgroup */

@@ -3,7 +3,7 @@
  * Capability names, as written in policies ([limits] capability) and shown
  * in audit records and logs.
  */
-#include "policy.h"
+#include "caps.h"
 #include "sharness.h"
 
 #include <stddef.h>

@@ -33,48 +33,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void sh_perr(struct pctx *c, int line, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg;
-	int r;
-	bool ok;
-
-	c->nerr++;
-	if (c->nerr > SH_MAX_ERRORS_PER_FILE) {
-		if (!c->stop &&
-		    !sh_errors_addf(c->errs, "%s:%d: too many errors, giving up on this file",
-				    c->fname, line))
-			c->sys_err = c->sys_err ? c->sys_err : -ENOMEM;
-		c->stop = true;
-		return;
-	}
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	ok = r >= 0 && sh_errors_addf(c->errs, "%s:%d: %s", c->fname, line, msg);
-	if (r >= 0)
-		free(msg);
-	/* A message that cannot be kept turns the result into -ENOMEM, so a
-	 * caller never mistakes an incomplete error list for the full one. */
-	if (!ok && !c->sys_err)
-		c->sys_err = -ENOMEM;
-}
-
-static void sys_fail(struct pctx *c, int err, const char *what)
-{
-	if (!c->sys_err)
-		c->sys_err = -err;
-	if (!c->stop)
-		sh_errors_addf(c->errs, "%s:%d: %s: %s", c->fname, c->line, what, strerror(err));
-	c->stop = true;
-}
-
-void sh_pctx_oom(struct pctx *c)
-{
-	sys_fail(c, ENOMEM, "cannot continue");
-}
-
 static char *rtrim(char *s)
 {
 	size_t n = strlen(s);
@@ -239,7 +197,7 @@ static char *policy_reader(char *buf, int num, void *stream)
 		int err = errno ? errno : EIO;
 
 		c->line++;
-		sys_fail(c, err, "cannot read");
+		sh_pctx_fail(c, err, "cannot read");
 		return NULL;
 	}
 	if (!l.any)

@@ -24,6 +24,9 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "learning.h"
+#include "records.h"
+#include "runs.h"
 #include "util.h"
 
 /* A learning run's records, at most (beyond: the run fails to learn). */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "policy.h"
+#include "caps.h"
 #include "ratelimit.h"
 #include "util.h"
 
