@@ -381,14 +381,15 @@ check "exec maps: the allowed name still maps (control)" "$OUT" ok
 run_in_tree tmemo "$SH_BUILD/tests/vm/wall" mmap-exec "$XA/lib" 1
 check "exec maps: a tree of another policy: refused" "$OUT" "err EPERM"
 # Renamed out while a tree that mapped it by memo waits (each tag is a new
-# generation: a memo serves only its run).
+# generation: a memo serves only its run). XSCRIPT: 30 uses of $1 by
+# "$5 $6" (the memo made and used), ready, then one use of $4.
 XSCRIPT='
-"$5" mmap-exec "$1" 30 >"$2/first.$3" || exit 9
+"$5" "$6" "$1" 30 >"$2/first.$3" || exit 9
 : >"$2/ready.$3"
 while [ ! -e "$2/go.$3" ]; do sleep 0.1; done
-"$5" mmap-exec "$4" 1
+"$5" "$6" "$4" 1
 '
-TREE_SCRIPT=$XSCRIPT tree_start mvx tmemox "$XA/lib" "$XB/lib2" "$SH_BUILD/tests/vm/wall"
+TREE_SCRIPT=$XSCRIPT tree_start mvx tmemox "$XA/lib" "$XB/lib2" "$SH_BUILD/tests/vm/wall" mmap-exec
 check "exec maps: mapped before the rename" "$(head -n 1 "$SY/first.mvx")" ok
 mv "$XA/lib" "$XB/lib2"
 tree_finish mvx
@@ -408,7 +409,7 @@ wait_until ns_own
 check "exec maps: a mount namespace from before the mount" "$?" 0
 mount --bind "$XB/lib" "$XA/mp"
 h0=$(counter memo_hits)
-TREE_SCRIPT=$XSCRIPT tree_start mpx tmemox "$XA/mp" "$XB/mp2" "$SH_BUILD/tests/vm/wall"
+TREE_SCRIPT=$XSCRIPT tree_start mpx tmemox "$XA/mp" "$XB/mp2" "$SH_BUILD/tests/vm/wall" mmap-exec
 h1=$(counter memo_hits)
 check "exec maps: a file mounted in the allowed directory maps" "$(head -n 1 "$SY/first.mpx")" ok
 check "exec maps: ... by its memo (memo_hits grew by at least 20, got $((h1 - h0)))" \
@@ -434,6 +435,8 @@ for p in tmemou:"$U/deny/" tmemov:"$U/ok/"; do
 name = ${p%%:*}
 [exec]
 allow = $SH_BUILD/tests/vm/
+allow = /usr/bin/bash
+allow = /usr/bin/sleep
 [connect]
 deny = ${p#*:}
 EOF
@@ -449,10 +452,21 @@ refused "unix: a tree of a policy that denies it" \
 	tmemov "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
 run_in_tree tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/ok/s.sock" 1
 check "unix: still allowed to the first policy (control)" "$OUT" ok
+# Moved under a deny rule while a tree that connected by memo waits: the
+# memo is the peer socket's, and the socket is the same (a memo serves
+# only its run: each tag is a new generation).
+h0=$(counter memo_hits)
+TREE_SCRIPT=$XSCRIPT tree_start mvu tmemou "$U/ok/s.sock" "$U/deny/ok/s.sock" \
+	"$SH_BUILD/tests/vm/wall" connect-n
+h1=$(counter memo_hits)
+check "unix: connected before the move" "$(head -n 1 "$SY/first.mvu")" ok
+check "unix: ... by its memo (memo_hits grew by at least 20, got $((h1 - h0)))" \
+	"$([ $((h1 - h0)) -ge 20 ] && echo yes)" yes
 mv "$U/ok" "$U/deny/ok"
-refused "unix: moved under a deny rule" \
-	".policy==\"tmemou\" and .target==\"$U/deny/ok/s.sock\" and .reason==\"deny rule\"" \
-	tmemou "$SH_BUILD/tests/vm/wall" connect-n "$U/deny/ok/s.sock" 1
+tree_finish mvu
+check "unix: moved under a deny rule while a tree held its memo: refused" "$OUT" "err EPERM"
+n=$(audit_wait ".policy==\"tmemou\" and .target==\"$U/deny/ok/s.sock\" and .reason==\"deny rule\"")
+check "unix: moved under a deny rule: logged" "$n" 1
 kill $USERVE 2>/dev/null
 
 # ---- a chrooted task uses no memo ------------------------------------------
