@@ -2,8 +2,9 @@
 /*
  * renamer: the busy host's outsider (make bench, t_memo). Renames DIR/a to
  * DIR/b and back every PERIOD_US microseconds (0: as fast as it can),
- * writes "ready" to stdout once the first pair is done, and on SIGTERM
- * prints "RENAMES SECONDS" and exits. DIR/a is a file, or with "dir" a
+ * writes "ready" to stdout once the first pair is done, on SIGUSR1 prints
+ * "RENAMES SECONDS" so far and goes on, and on SIGTERM prints them and
+ * exits. DIR/a is a file, or with "dir" a
  * directory: only a directory's move changes the path of other names
  * (the directory memo's key counts those).
  *
@@ -20,12 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, tell;
 
-static void on_term(int sig)
+static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGUSR1)
+		tell = 1;
+	else
+		stop = 1;
 }
 
 static double now(void)
@@ -38,7 +41,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_term };
+	struct sigaction sa = { .sa_handler = on_signal };
 	char a[4096], b[4096];
 	struct timespec gap;
 	unsigned long n = 0;
@@ -68,6 +71,7 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	gap = (struct timespec){ us / 1000000, (us % 1000000) * 1000 };
 	t0 = now();
 	while (!stop) {
@@ -78,6 +82,11 @@ int main(int argc, char **argv)
 		n += 2;
 		if (n == 2) {
 			printf("ready\n");
+			fflush(stdout);
+		}
+		if (tell) {
+			tell = 0;
+			printf("%lu %.3f\n", n, now() - t0);
 			fflush(stdout);
 		}
 		if (us)
