@@ -23,6 +23,51 @@
  * root). */
 #define SH_NAME_UNSEEN (1u << 30)
 
+/*
+ * The rules judged at use that a rename (or link) of an object of this
+ * type could move it across: a socket is judged by [connect] rules at each
+ * connect, a device node by device rules at each open (and by exec denies,
+ * kept for it), a regular file by exec denies at each exec or mapping, a
+ * directory by all of them through the names below it. A symbolic link is
+ * judged by none (every hook sees what it resolves to), nor is a FIFO (its
+ * open is judged by [file] rules, as the rename's two names are). 0 for a
+ * negative dentry (the name a rename makes: nothing is moved there); every
+ * rule for a type not known here.
+ */
+static __always_inline __u32 moved_rules(__u32 type)
+{
+	switch (type) {
+	case 0:
+	case S_IFLNK:
+	case S_IFIFO:
+		return 0;
+	case S_IFSOCK:
+		return SH_PF_CONNECT_RULES;
+	case S_IFCHR:
+	case S_IFBLK:
+		return SH_PF_DEVICE_RULES | SH_PF_EXEC_DENY;
+	case S_IFREG:
+		return SH_PF_EXEC_DENY;
+	default:
+		return SH_NAME_RULES;
+	}
+}
+
+/* The bits of name_verdict's value (and of the one for the names below a
+ * directory, 8 bits up) that rules of these kinds set. */
+static __always_inline __u32 verdict_bits(__u32 rules)
+{
+	__u32 v = 0;
+
+	if (rules & SH_PF_CONNECT_RULES)
+		v |= 7;
+	if (rules & SH_PF_DEVICE_RULES)
+		v |= 7 << 3;
+	if (rules & SH_PF_EXEC_DENY)
+		v |= 1 << 6;
+	return v | v << 8 | SH_NAME_MARKED | SH_NAME_UNSEEN;
+}
+
 /* What the [connect] and device rules say of the name in s->ev.path (len
  * bytes with its NUL), and whether an exec deny rule covers it: 3 bits
  * each, from bit `at`. */
@@ -122,32 +167,35 @@ static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt
 					  struct dentry *from, struct dentry *to, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
-	__u32 a, b, nc, ft = file_type(from), tt = file_type(to);
+	__u32 a, b, nc, keep, ft = file_type(from), tt = file_type(to);
+	__u32 rules = m->flags & (moved_rules(ft) | moved_rules(tt));
 	bool dir = ft == S_IFDIR || tt == S_IFDIR, whole = false;
 	__u64 own;
 	struct scratch *s;
 	long la, lb;
 
-	if (!(m->flags & SH_NAME_RULES))
+	/* Most renames (a file's, where no exec deny rule is) end here. */
+	if (!rules)
 		return 0;
+	keep = verdict_bits(rules);
 	s = get_scratch(m);
 	if (!s)
 		return no_scratch(m, &w);
-	if ((m->flags & SH_PF_CONNECT_RULES) &&
+	if ((rules & SH_PF_CONNECT_RULES) &&
 	    ((ft == S_IFSOCK && !own_socket(from, m->origin)) ||
 	     (tt == S_IFSOCK && !own_socket(to, m->origin))))
 		return report(m, s, &w, SH_WHY_SCOPE, name_path(s, from, mnt));
-	if ((m->flags & (SH_PF_DEVICE_RULES | SH_PF_EXEC_DENY)) && !root_at_top())
+	if ((rules & (SH_PF_DEVICE_RULES | SH_PF_EXEC_DENY)) && !root_at_top())
 		return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
 	/* Through the rename's own mount: both names must resolve there. */
 	la = walk_path(s, from, mnt);
 	if (la <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, la ? la : -ENAMETOOLONG);
-	a = sh_name_verdicts(s, m, la, dir);
+	a = sh_name_verdicts(s, m, la, dir) & keep;
 	lb = walk_path(s, to, mnt);
 	if (lb <= 0)
 		return report(m, s, &w, SH_WHY_UNRESOLVED, lb ? lb : -ENAMETOOLONG);
-	b = sh_name_verdicts(s, m, lb, dir);
+	b = sh_name_verdicts(s, m, lb, dir) & keep;
 	if (a != b || (a & SH_NAME_MARKED))
 		return report(m, s, &w, SH_WHY_MOVES, name_path(s, from, mnt));
 	/* A directory or device node: through every other mount too. */
@@ -168,9 +216,9 @@ static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt
 			continue;
 		vm = (void *)s->cands[i] + bpf_core_field_offset(struct mount, mnt);
 		la = walk_path(s, from, vm);
-		a = la > 0 ? sh_name_verdicts(s, m, la, dir) : SH_NAME_UNSEEN;
+		a = la > 0 ? sh_name_verdicts(s, m, la, dir) & keep : SH_NAME_UNSEEN;
 		lb = walk_path(s, to, vm);
-		b = lb > 0 ? sh_name_verdicts(s, m, lb, dir) : SH_NAME_UNSEEN;
+		b = lb > 0 ? sh_name_verdicts(s, m, lb, dir) & keep : SH_NAME_UNSEEN;
 		if (a != b || (a & SH_NAME_MARKED)) {
 			s->cand_why = SH_WHY_MOVES;
 			break;

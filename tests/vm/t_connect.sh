@@ -299,6 +299,22 @@ ev_fields "$(audit_last ".policy==\"tmove\" and .target==\"$M/deny\"")"
 check "... the record names the object, refused" "${F[op]-} ${F[action]-} ${F[errno]-}" "rename-from deny 1"
 try_in_tree tmove connect "$M/deny/a.sock"
 check "... and the socket it kept is still refused" "$OUT" "err EPERM"
+# Only the rules that judge an object of its type at its use hold it: a
+# regular file, a FIFO or a symbolic link is connected to by no name, so
+# one moves into and out of the [connect] deny rule (a socket, above, does
+# not; nor does a program across the exec deny rule, nor a node across the
+# device rule). One by one, each next to its refused twin above.
+: >"$M/free/plain.txt" && mkfifo "$M/free/fifo" && ln -s "$M/deny/a.sock" "$M/free/link"
+c0=$(counter deny_file)
+moves tmove "$M/free/plain.txt $M/deny/plain.txt" "$M/deny/plain.txt $M/free/plain.txt" \
+	"$M/free/fifo $M/deny/fifo" "$M/free/link $M/deny/link" "+$M/free/plain.txt $M/deny/hard.txt" \
+	"$M/bin/plain2 $M/deny/plain2" "$M/deny/plain2 $M/bin/plain2"
+check "... a regular file in and out, a FIFO, a symbolic link, a hard link, a program: done" \
+	"$MOVED" "ok,ok,ok,ok,ok,ok,ok,"
+check "... none of them refused (deny_file unchanged)" "$(counter deny_file)" "$c0"
+try_in_tree tmove connect "$M/deny/link"
+check "... the socket the moved link names is still refused" "$OUT" "err EPERM"
+rm -f "$M/deny/fifo" "$M/deny/link" "$M/deny/hard.txt" "$M/free/plain.txt"
 # The same through io_uring, in the task and in an io-wq worker: the
 # directory renamed out of its rule, an outsider's socket removed; a plain
 # directory renamed (the twin).
