@@ -115,8 +115,8 @@ static __always_inline void mark_unix_binder(struct member *m, struct socket *so
 static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_CONNECT, .op = op };
-	struct unix_sock *u = (void *)peer;
 	struct memo_state memo = {};
+	struct unix_sock *u;
 	struct unix_address *addr;
 	struct dentry *dentry;
 	struct vfsmount *mnt;
@@ -132,15 +132,21 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 	/* The kernel names a peer; none is nothing to judge: refused. */
 	if (!peer)
 		return report(m, 0, &w, SH_WHY_UNRESOLVED, -ENOENT);
-	dentry = BPF_CORE_READ(u, path.dentry);
+	/* The peer as a BTF pointer of its own type: its path and name are
+	 * loads, not probe reads (NULL: not a unix socket, refused). */
+	u = bpf_skc_to_unix_sock(peer);
+	if (!u)
+		return report(m, 0, &w, SH_WHY_UNRESOLVED, -ENOENT);
+	dentry = u->path.dentry;
+	mnt = u->path.mnt;
 	/* sharnessd's control socket: whatever the policy and the uid, no
 	 * tree asks the daemon to untag it. */
-	if (dentry && ctl_ino && BPF_CORE_READ(dentry, d_inode, i_ino) == ctl_ino &&
-	    BPF_CORE_READ(dentry, d_sb, s_dev) == ctl_dev) {
+	if (dentry && ctl_ino && dentry->d_inode && dentry->d_inode->i_ino == ctl_ino &&
+	    dentry->d_sb->s_dev == ctl_dev) {
 		s = get_scratch(m);
 		if (!s)
 			return no_scratch(m, &w);
-		return report(m, s, &w, SH_WHY_PROTECTED, name_path(s, dentry, BPF_CORE_READ(u, path.mnt)));
+		return report(m, s, &w, SH_WHY_PROTECTED, name_path(s, dentry, mnt));
 	}
 	/* scope = tree: a socket its own tree bound is its own business;
 	 * any other only by an allow rule (an abstract one: never). */
@@ -155,7 +161,6 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 		return 0;
 	if (!scoped && dentry && !(m->flags & SH_PF_CONNECT_RULES))
 		return 0;
-	mnt = BPF_CORE_READ(u, path.mnt);
 	/* The peer's own memo, where one holds (not by tree: not scoped). */
 	if (!scoped && unix_memo_allows(m, peer, dentry, mnt, &memo))
 		return 0;
@@ -180,10 +185,10 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 	}
 	/* No file: an abstract name (sun_path starts with NUL), or unnamed
 	 * (a socketpair's other end: not reached by a name). */
-	addr = BPF_CORE_READ(u, addr);
+	addr = u->addr;
 	if (!addr || !(scoped || (m->flags & SH_PF_ABSTRACT_DENY)))
 		return 0;
-	alen = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
+	alen = addr->len - (int)sizeof(__u16);
 	if (alen <= 0)
 		return 0;
 	if (alen > 108)

@@ -577,27 +577,28 @@ struct {
 
 /* dentry and mnt: the peer's bound path, read (numbers). */
 static __always_inline bool unix_memo_allows(const struct member *m, struct sock *peer,
-					     void *dentry, void *mnt, struct memo_state *st)
+					     struct dentry *dentry, struct vfsmount *mnt,
+					     struct memo_state *st)
 {
-	__u64 *word, pprev = 0;
+	__u64 *word;
 	__u8 act;
 
 	st->ok = 0;
 	if (!memo_key || !dentry)
 		return false;
 	word = bpf_sk_storage_get(&unix_memo, peer, 0, 0);
-	st->dir = (__u64)dentry;
-	st->mnt = (__u64)mnt;
+	/* The socket file, its parent and the mount, as memo_state does:
+	 * stored as pointers, copied onto themselves to be numbers; its
+	 * name, and whether it is still hashed, loaded through the BTF
+	 * pointer. */
+	*(void **)&st->dir = dentry;
+	*(void **)&st->dir_up = dentry->d_parent;
+	*(void **)&st->mnt = mnt;
 	st->ns = 0;
-	/* Parent, then hash and length (qstr's first 8 bytes, as
-	 * memo_state's dir_name), then whether the name is still hashed. */
-	if (bpf_probe_read_kernel(&st->dir_up, sizeof(st->dir_up),
-				  dentry + bpf_core_field_offset(struct dentry, d_parent)) ||
-	    bpf_probe_read_kernel(&st->dir_name, sizeof(st->dir_name),
-				  dentry + bpf_core_field_offset(struct dentry, d_name)) ||
-	    bpf_probe_read_kernel(&pprev, sizeof(pprev),
-				  dentry + bpf_core_field_offset(struct dentry, d_hash.pprev)) ||
-	    !pprev || !read_seqs(st))
+	if (bpf_probe_read_kernel(&st->dir, 3 * sizeof(__u64), &st->dir))
+		return false;
+	st->dir_name = (__u64)dentry->d_name.len << 32 | dentry->d_name.hash;
+	if (!dentry->d_hash.pprev || !read_seqs(st))
 		return false;
 	st->who = (__u32)m->slot << 16 | m->policy | MEMO_KIND_UNIX;
 	st->gen = m->gen;
