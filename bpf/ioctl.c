@@ -113,6 +113,11 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 		return 0;
 	type = inode->i_mode & S_IFMT;
 	if (type == S_IFSOCK || type == S_IFLNK) {
+		/* Every socket the host makes has a sockfs inode, instantiated
+		 * here: no bind's file, and no note of one to use up (a note
+		 * names a dentry of a file system's directory). */
+		if (inode->i_sb->s_magic == SOCKFS_MAGIC)
+			return 0;
 		task = bpf_get_current_task_btf();
 		making = bpf_task_storage_get(&sock_making, task, 0, 0);
 		if (!making || !*making)

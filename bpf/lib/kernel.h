@@ -67,6 +67,7 @@
 #define MQUEUE_MAGIC 0x19800202
 #define RPC_PIPEFS_MAGIC 0x67596969
 #define DEVPTS_SUPER_MAGIC 0x1cd1
+#define SOCKFS_MAGIC 0x534f434b
 
 #define F_UNLCK 2 /* file_lock's type: an unlock */
 
