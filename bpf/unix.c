@@ -112,6 +112,13 @@ static __always_inline void mark_unix_binder(struct member *m, struct socket *so
 		*o = m->origin;
 }
 
+/* Is d the file of sharnessd's control socket? */
+static __always_inline bool ctl_socket(struct dentry *d)
+{
+	return d && ctl_ino && d->d_inode && d->d_inode->i_ino == ctl_ino &&
+	       d->d_sb->s_dev == ctl_dev;
+}
+
 static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer, __u32 op)
 {
 	struct refusal w = { .hook = SH_HOOK_CONNECT, .op = op };
@@ -129,20 +136,17 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 	count(SH_CNT_HOOK(SH_HOOK_CONNECT, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
-	/* The kernel names a peer; none is nothing to judge: refused. */
-	if (!peer)
-		return report(m, 0, &w, SH_WHY_UNRESOLVED, -ENOENT);
 	/* The peer as a BTF pointer of its own type: its path and name are
-	 * loads, not probe reads (NULL: not a unix socket, refused). */
-	u = bpf_skc_to_unix_sock(peer);
+	 * loads, not probe reads. None (the kernel names one), or not a unix
+	 * socket, is nothing to judge: refused. */
+	u = peer ? bpf_skc_to_unix_sock(peer) : 0;
 	if (!u)
 		return report(m, 0, &w, SH_WHY_UNRESOLVED, -ENOENT);
 	dentry = u->path.dentry;
 	mnt = u->path.mnt;
 	/* sharnessd's control socket: whatever the policy and the uid, no
 	 * tree asks the daemon to untag it. */
-	if (dentry && ctl_ino && dentry->d_inode && dentry->d_inode->i_ino == ctl_ino &&
-	    dentry->d_sb->s_dev == ctl_dev) {
+	if (ctl_socket(dentry)) {
 		s = get_scratch(m);
 		if (!s)
 			return no_scratch(m, &w);
