@@ -32,10 +32,17 @@
  * judged by none (every hook sees what it resolves to), nor is a FIFO (its
  * open is judged by [file] rules, as the rename's two names are). 0 for a
  * negative dentry (the name a rename makes: nothing is moved there); every
- * rule for a type not known here.
+ * rule for a type not known here, and for a mount point of any type (in a
+ * namespace where it is none, its rename moves what is mounted on it
+ * elsewhere: a device node bound onto a FIFO, say).
  */
-static __always_inline __u32 moved_rules(__u32 type)
+static __always_inline __u32 moved_rules(struct dentry *d)
 {
+	struct inode *inode = d->d_inode;
+	__u32 type = inode ? inode->i_mode & S_IFMT : 0;
+
+	if (d->d_flags & DCACHE_MOUNTED)
+		return SH_NAME_RULES;
 	switch (type) {
 	case 0:
 	case S_IFLNK:
@@ -168,7 +175,7 @@ static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
 	__u32 a, b, nc, keep, ft = file_type(from), tt = file_type(to);
-	__u32 rules = m->flags & (moved_rules(ft) | moved_rules(tt));
+	__u32 rules = m->flags & (moved_rules(from) | moved_rules(to));
 	bool dir = ft == S_IFDIR || tt == S_IFDIR, whole = false;
 	__u64 own;
 	struct scratch *s;
