@@ -52,6 +52,16 @@ device = $M/dev/null2
 deny = $M/deny/
 deny = $M/later/inner/
 P
+# A device rule over a directory, for a mount point renamed where it is
+# none (below).
+cat >"$SH_TMP/policies/tmount.policy" <<P
+[policy]
+name = tmount
+[exec]
+allow = $SH_BUILD/tests/vm/
+[file]
+device = $M/devdir/
+P
 # The same [connect] rules beside write = $M/ (agent.policy's old shape).
 sed -e 's/name = tmove/name = tmovew/' -e "s|^\[file\]|[file]\nwrite = $M/|" \
 	"$SH_TMP/policies/tmove.policy" >"$SH_TMP/policies/tmovew.policy"
@@ -317,6 +327,31 @@ try_in_tree tmove connect "$M/deny/link"
 check "... the socket the moved link names is still refused (counted)" \
 	"$OUT $(counter deny_connect)" "err EPERM $((k2 + 1))"
 rm -f "$M/deny/fifo" "$M/deny/link" "$M/deny/hard.txt" "$M/free/plain.txt"
+# A FIFO the host made a mount point (a device node bound onto it), in a
+# mount namespace made before the bind, where it is none: the kernel lets
+# a tree there rename it, and the rename moves the device node's name in
+# the host's namespace, into the directory the device rule covers. The
+# mount point is judged as a directory would be (every kind of rule):
+# refused; a plain FIFO, the twin, moved alike: done.
+mkdir -p "$M/devdir" && mkfifo "$M/free/fifo3" "$M/free/fifo4"
+unshare -m sleep 300 &
+NSP=$!
+ns_own() { [ "$(readlink "/proc/$NSP/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]; }
+wait_until ns_own
+mount --bind "$M/dev/other" "$M/free/fifo3"
+c0=$(counter deny_file)
+nsenter -t "$NSP" -m $CTL run --policy tmount -- "$TRY" rename "$M/free/fifo3" "$M/devdir/fifo3" \
+	>"$SH_TMP/last.out" 2>&1
+check "mount point renamed where it is none, into a device rule's directory: refused (counted)" \
+	"$(head -n 1 "$SH_TMP/last.out") $(counter deny_file)" "err EPERM $((c0 + 1))"
+check "... logged (rename across a rule)" \
+	"$(audit_wait ".policy==\"tmount\" and .target==\"$M/free/fifo3\" and .reason==\"rename across a rule\"")" 1
+nsenter -t "$NSP" -m $CTL run --policy tmount -- "$TRY" rename "$M/free/fifo4" "$M/devdir/fifo4" \
+	>"$SH_TMP/last.out" 2>&1
+check "... a plain FIFO moved alike: done" "$(head -n 1 "$SH_TMP/last.out")" ok
+umount "$M/free/fifo3"
+kill "$NSP"
+wait "$NSP" 2>/dev/null
 # The same through io_uring, in the task and in an io-wq worker: the
 # directory renamed out of its rule, an outsider's socket removed; a plain
 # directory renamed (the twin).
