@@ -36,11 +36,8 @@
  * namespace where it is none, its rename moves what is mounted on it
  * elsewhere: a device node bound onto a FIFO, say).
  */
-static __always_inline __u32 moved_rules(struct dentry *d)
+static __always_inline __u32 moved_rules(struct dentry *d, __u32 type)
 {
-	struct inode *inode = d->d_inode;
-	__u32 type = inode ? inode->i_mode & S_IFMT : 0;
-
 	if (d->d_flags & DCACHE_MOUNTED)
 		return SH_NAME_RULES;
 	switch (type) {
@@ -175,7 +172,7 @@ static __always_inline int __judge_rename(struct member *m, struct vfsmount *mnt
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
 	__u32 a, b, nc, keep, ft = file_type(from), tt = file_type(to);
-	__u32 rules = m->flags & (moved_rules(from) | moved_rules(to));
+	__u32 rules = m->flags & (moved_rules(from, ft) | moved_rules(to, tt));
 	bool dir = ft == S_IFDIR || tt == S_IFDIR, whole = false;
 	__u64 own;
 	struct scratch *s;
