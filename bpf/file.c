@@ -88,6 +88,28 @@ static __always_inline bool made_unhashed(struct file *file, struct dentry *dent
 }
 
 /*
+ * Is this the open that made the file, its create judged already? The
+ * kernel sets FMODE_CREATED (lookup_open, or a file system's atomic_open)
+ * only where the create went through may_o_create, whose path_mknod
+ * judged the new name, in this task, for writing, a moment before: a
+ * refusal there drops O_CREAT, and nothing is made. What this open would
+ * be judged on is that name: not pinned (a new inode), not the daemon's
+ * (its directories refuse writes), no device, on a file system the create
+ * was judged on, and whatever a rule says of it, said there for writing,
+ * which covers reading. The kernel skips its own permission check of such
+ * an open alike. A rename or reload in between is as one just after the
+ * open, whose descriptor stays. Judged as ever: a received file (it keeps
+ * the mode: file_open only asks), a new O_TMPFILE file (no path_mknod),
+ * every open of a policy in audit or learning, whose records name each
+ * use, and a task whose policy is missing (refused).
+ */
+static __always_inline bool created_here(const struct member *m, struct file *file)
+{
+	return (file->f_mode & FMODE_CREATED) && !(file->f_flags & __O_TMPFILE) && m->flags &&
+	       !(m->flags & (SH_PF_AUDIT | SH_PF_LEARN | SH_PF_LEARN_ALL));
+}
+
+/*
  * A file the daemon pinned (its identity in exec_pins) is not written by
  * the tree, whatever the write rules, however it got the descriptor
  * (opened, received, locked): a process that mapped it as code would run
@@ -224,6 +246,10 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 		return ret;
 	if (!membership(&m))
 		return 0;
+	if (created_here(&m, file)) {
+		count(SH_CNT_CREATED_OPEN);
+		return 0;
+	}
 	fflags = file->f_flags;
 	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);
 	return judge_open(&m, file, SH_OP_OPEN, fflags, write, true);

@@ -598,8 +598,7 @@ enum sh_counter_what {
 	SH_CNT_WHAT_MAX = 3,
 };
 #define SH_CNT_HOOK(h, w)   ((h) * SH_CNT_WHAT_MAX + (w))
-/* Room for hooks to come, so adding one does not change the map's layout. */
-#define SH_CNT_HOOK_SLOTS   32
+#define SH_CNT_HOOK_SLOTS   32 /* room for hooks to come: the map's layout stays */
 #define SH_CNT_DROPPED      (SH_CNT_HOOK_SLOTS * SH_CNT_WHAT_MAX) /* ring buffer full */
 #define SH_CNT_LEARNED      (SH_CNT_DROPPED + 1) /* learn records sent */
 #define SH_CNT_LEARN_DUP    (SH_CNT_DROPPED + 2) /* learning: uses already reported */
@@ -612,7 +611,8 @@ enum sh_counter_what {
 #define SH_CNT_PIN_HASHED   (SH_CNT_DROPPED + 9) /* pinned execs hashed in the kernel and entered */
 #define SH_CNT_PATTERN_LOST (SH_CNT_DROPPED + 10) /* matching cgroups not tagged (bpf/cgroup.c) */
 #define SH_CNT_MARK_LOST    (SH_CNT_DROPPED + 11) /* tasks a member moved, not marked foreign (bpf/cgroup.c) */
-#define SH_CNT_MAX          (SH_CNT_DROPPED + 12)
+#define SH_CNT_CREATED_OPEN (SH_CNT_DROPPED + 12) /* opens of a file the open made: judged at its create */
+#define SH_CNT_MAX          (SH_CNT_DROPPED + 13)
 
 /*
  * Both sides compile this header: the layouts they exchange through maps

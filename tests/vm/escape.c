@@ -46,9 +46,11 @@
  *   escape memfd-mmap SRC            copy SRC into a memfd, mmap it PROT_EXEC
  *   escape deleted-exec SRC DST [ARG...]  copy SRC to DST, open it, unlink
  *                                    DST, execute /proc/self/fd/N
- *   escape serve-fd SOCK FILE r|w    unix server at SOCK: for every client,
+ *   escape serve-fd SOCK FILE r|w|c  unix server at SOCK: for every client,
  *                                    open FILE and pass the descriptor over
- *                                    SCM_RIGHTS; prints "ready" first
+ *                                    SCM_RIGHTS; prints "ready" first (c:
+ *                                    FILE removed and made anew by the open,
+ *                                    O_CREAT|O_EXCL, for writing)
  *   escape recv-fd SOCK              connect to SOCK and receive one
  *                                    descriptor: "ok" and the file's first
  *                                    line, or "err NOFD" when none arrived
@@ -345,7 +347,10 @@ static int serve_fd(const char *sock, const char *file, const char *mode)
 
 		if (c < 0)
 			continue;
-		fd = open(file, mode[0] == 'w' ? O_WRONLY : O_RDONLY);
+		if (mode[0] == 'c')
+			unlink(file);
+		fd = mode[0] == 'c' ? open(file, O_WRONLY | O_CREAT | O_EXCL, 0644)
+				    : open(file, mode[0] == 'w' ? O_WRONLY : O_RDONLY);
 		if (fd >= 0) {
 			cm->cmsg_level = SOL_SOCKET;
 			cm->cmsg_type = SCM_RIGHTS;

@@ -28,6 +28,10 @@ write = /dev/null
 deny = $S/
 P
 
+# The same rules, logged and not enforced.
+sed -e 's/^name = tfile$/name = tfileaudit\nmode = audit/' "$SH_TMP/policies/tfile.policy" \
+	>"$SH_TMP/policies/tfileaudit.policy"
+
 start_daemon || { fail "daemon starts"; exit 1; }
 
 # in NAME OP ARGS... -> the try verdict inside a tree of policy tfile
@@ -171,6 +175,51 @@ try_outside lock "$O/file" lease
 check "outside: a read lease on the same file" "$OUT" ok
 try_outside lock "$O/file" flock
 check "outside: a shared flock on the same file" "$OUT" ok
+
+# ---- the open that made its file: judged at its create -------------------
+# The kernel marks a file an open made (FMODE_CREATED) only where
+# path_mknod let the create through; the open itself is that create's,
+# not judged again (created_opens counts each). Judged as ever: an
+# existing file opened with O_CREAT, a create the rules refuse, a made
+# file handed in over SCM_RIGHTS, and every open of a policy in audit mode.
+ESC=$SH_BUILD/tests/vm/escape
+c0=$(counter created_opens)
+allow_case "a new file made by its open" open "$W/made" creat
+check "  ... judged at its create" "$(counter created_opens)" "$((c0 + 1))"
+allow_case "O_CREAT of the file, there now" open "$W/made" creat
+check "  ... an open that made nothing: judged on its own" "$(counter created_opens)" "$((c0 + 1))"
+deny_case "a new file where the tree may not write" create "$O/made" open "$O/made" creat
+check "  ... refused at the create: no file" "$([ -e "$O/made" ] && echo yes || echo no)" no
+run_in_tree tfile "$ESC" uring async open "$W/made-uring" creat
+check "io_uring (an io-wq worker) makes and opens a new file inside" "$OUT" ok
+check "  ... judged at its create" "$(counter created_opens)" "$((c0 + 2))"
+run_in_tree tfile "$ESC" uring async open "$O/made-uring" creat
+check "io_uring makes a new file outside: refused" "$OUT" "err EPERM"
+check "  ... at the create" \
+	"$(audit_wait ".op==\"create\" and .target==\"$O/made-uring\"")" 1
+"$ESC" serve-fd "$SH_TMP/made-out.sock" "$O/passed" c >"$SH_TMP/serve.made-out" 2>&1 &
+SP1=$!
+"$ESC" serve-fd "$SH_TMP/made-in.sock" "$W/passed" c >"$SH_TMP/serve.made-in" 2>&1 &
+SP2=$!
+servers_ready() { [ "$(cat "$SH_TMP"/serve.made-* | grep -c '^ready$')" -eq 2 ]; }
+wait_until servers_ready
+run_in_tree tfile "$ESC" recv-fd "$SH_TMP/made-out.sock"
+check "a file an outsider's open made, handed in for writing: it does not arrive" \
+	"$OUT" "err NOFD"
+check "  ... recorded" "$(audit_wait ".op==\"receive\" and .target==\"$O/passed\"")" 1
+run_in_tree tfile "$ESC" recv-fd "$SH_TMP/made-in.sock"
+check "twin: one made in the work directory arrives" "$OUT" ok
+kill $SP1 $SP2 2>/dev/null
+wait $SP1 $SP2 2>/dev/null
+check "  ... neither counted as made by the tree's open" "$(counter created_opens)" "$((c0 + 2))"
+run_in_tree tfileaudit "$TRY" open "$O/made-audit" creat
+check "audit mode: a new file where the rules refuse it is made" "$OUT" ok
+check "  ... its create recorded" \
+	"$(audit_wait ".op==\"create\" and .target==\"$O/made-audit\" and .policy==\"tfileaudit\"")" 1
+check "  ... and its open" \
+	"$(audit_wait ".op==\"open\" and .target==\"$O/made-audit\" and .policy==\"tfileaudit\"")" 1
+check "  ... not judged at the create alone" "$(counter created_opens)" "$((c0 + 2))"
+rm -f "$O/made-audit" "$O/passed"
 
 # Counters: refusals counted in the kernel; outsiders untouched.
 before=$(counter deny_file)

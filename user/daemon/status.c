@@ -245,6 +245,7 @@ static void status_json(struct sh_daemon *d, int fd, const uint64_t *c)
 	sh_json_uint_field(&b, "learn_repeats", c[SH_CNT_LEARN_DUP]);
 	sh_json_uint_field(&b, "memo_hits", c[SH_CNT_MEMO_HIT]);
 	sh_json_uint_field(&b, "memo_stores", c[SH_CNT_MEMO_STORE]);
+	sh_json_uint_field(&b, "created_opens", c[SH_CNT_CREATED_OPEN]);
 	sh_json_uint_field(&b, "scratch_busy", c[SH_CNT_SCRATCH_BUSY]);
 	sh_json_uint_field(&b, "scratch_nested", c[SH_CNT_SCRATCH_NEST]);
 	sh_json_uint_field(&b, "scratch_leaked", c[SH_CNT_SCRATCH_LEAK]);
