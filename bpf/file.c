@@ -88,28 +88,6 @@ static __always_inline bool made_unhashed(struct file *file, struct dentry *dent
 }
 
 /*
- * Is this the open that made the file, its create judged already? The
- * kernel sets FMODE_CREATED (lookup_open, or a file system's atomic_open)
- * only where the create went through may_o_create, whose path_mknod
- * judged the new name, in this task, for writing, a moment before: a
- * refusal there drops O_CREAT, and nothing is made. What this open would
- * be judged on is that name: not pinned (a new inode), not the daemon's
- * (its directories refuse writes), no device, on a file system the create
- * was judged on, and whatever a rule says of it, said there for writing,
- * which covers reading. The kernel skips its own permission check of such
- * an open alike. A rename or reload in between is as one just after the
- * open, whose descriptor stays. Judged as ever: a received file (it keeps
- * the mode: file_open only asks), a new O_TMPFILE file (no path_mknod),
- * every open of a policy in audit or learning, whose records name each
- * use, and a task whose policy is missing (refused).
- */
-static __always_inline bool created_here(const struct member *m, struct file *file)
-{
-	return (file->f_mode & FMODE_CREATED) && !(file->f_flags & __O_TMPFILE) && m->flags &&
-	       !(m->flags & (SH_PF_AUDIT | SH_PF_LEARN | SH_PF_LEARN_ALL));
-}
-
-/*
  * A file the daemon pinned (its identity in exec_pins) is not written by
  * the tree, whatever the write rules, however it got the descriptor
  * (opened, received, locked): a process that mapped it as code would run
@@ -122,6 +100,36 @@ static __always_inline bool pinned_file(const struct member *m, struct inode *in
 
 	pin_key(m, inode, &k);
 	return bpf_map_lookup_elem(&exec_pins, &k) != NULL;
+}
+
+/*
+ * Is this the open that made the file, its name judged already? The kernel
+ * sets FMODE_CREATED (lookup_open, or a file system's atomic_open) only
+ * where the create went through may_o_create, whose path_mknod judged the
+ * name, in this task, for writing, a moment before: a refusal there drops
+ * O_CREAT. Whatever a rule says of that name was said there, for writing,
+ * which covers reading; the kernel skips its own permission check of such
+ * an open alike. A rename or reload in between is as one just after the
+ * open, whose descriptor stays. What goes by the inode is still looked at:
+ * a file system that takes its server's word (NFS, whose CREATE opens a
+ * file that is there already; CIFS, ceph, FUSE) marks the open of an
+ * existing file too, which may be pinned or the daemon's, and a regular
+ * file only. Judged as ever: a received file (it keeps the mode:
+ * file_open only asks), a new O_TMPFILE file (no path_mknod), every open
+ * of a policy in audit or learning, whose records name each use, and a
+ * task whose policy is missing (refused).
+ */
+static __always_inline bool created_here(const struct member *m, struct file *file, bool write)
+{
+	struct inode *inode = file->f_inode;
+
+	if (!(file->f_mode & FMODE_CREATED) || (file->f_flags & __O_TMPFILE) || !m->flags ||
+	    (m->flags & (SH_PF_AUDIT | SH_PF_LEARN | SH_PF_LEARN_ALL)) ||
+	    (inode->i_mode & S_IFMT) != S_IFREG)
+		return false;
+	if (write && (m->flags & SH_PF_EXEC_PINS) && pinned_file(m, inode))
+		return false;
+	return !daemon_file(file->f_path.dentry, write, false);
 }
 
 static __always_inline int refuse_pinned(struct member *m, const struct refusal *w,
@@ -246,12 +254,12 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 		return ret;
 	if (!membership(&m))
 		return 0;
-	if (created_here(&m, file)) {
+	fflags = file->f_flags;
+	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);
+	if (created_here(&m, file, write)) {
 		count(SH_CNT_CREATED_OPEN);
 		return 0;
 	}
-	fflags = file->f_flags;
-	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);
 	return judge_open(&m, file, SH_OP_OPEN, fflags, write, true);
 }
 

@@ -39,6 +39,19 @@ wait_until() {
 	done
 }
 
+# serve_fds MODE SOCK1 FILE1 SOCK2 FILE2: two `escape serve-fd` servers,
+# each passing a descriptor of its file (opened as MODE: r, w, or c, made
+# anew) to every client of its socket; their pids in SP1 and SP2, both
+# ready on return.
+serve_fds() {
+	local esc=$SH_BUILD/tests/vm/escape
+	"$esc" serve-fd "$2" "$3" "$1" >"$2.out" 2>&1 &
+	SP1=$!
+	"$esc" serve-fd "$4" "$5" "$1" >"$4.out" 2>&1 &
+	SP2=$!
+	wait_until eval "grep -q '^ready\$' '$2.out' && grep -q '^ready\$' '$4.out'"
+}
+
 # The console line carries the seconds since the file began (where a
 # file's time goes); the results line is the check alone.
 pass() { echo "PASS $T: $1" >>"$SH_RESULTS"; echo "PASS $T: $1 [${SECONDS}s]"; }

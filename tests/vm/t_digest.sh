@@ -20,6 +20,19 @@ HT=$(sha /usr/bin/true) HF=$(sha /usr/bin/false) HI=$(sha /usr/bin/id)
 for f in tool copy held; do cp /usr/bin/true "$W/$f"; done
 cp /usr/bin/true "$EXT/bin"
 cp /usr/bin/id "$W/evil" && cp /usr/bin/id "$W/evil2"
+# A file system that takes its server's word for a create: bindfs (FUSE)
+# opens the file that is there when asked to make it. Names it does not
+# find are remembered as missing (negative entries, 60 s); found ones are
+# asked again at each use.
+FSRC=$SH_TMP/fuse-src FUSE=$W/fuse
+mkdir -p "$FSRC" "$FUSE"
+cp /usr/bin/true "$FSRC/tool"
+echo plain >"$FSRC/plain"
+if bindfs -o use_ino,negative_timeout=60,entry_timeout=0,attr_timeout=0 "$FSRC" "$FUSE"; then
+	trap 'umount -l "$FUSE" 2>/dev/null; cleanup' EXIT
+else
+	fail "bindfs mounts $FUSE (tools/setup installs bindfs)"
+fi
 POL=$SH_TMP/policies/tdig.policy
 cat >"$POL" <<P
 [policy]
@@ -34,6 +47,7 @@ allow = $W/copy sha256:$HT
 allow = $W/held sha256:$HT
 allow = $W/lnk sha256:$HT
 allow = $EXT/bin sha256:$HT
+allow = $FUSE/tool sha256:$HT
 [file]
 write = $W/
 P
@@ -72,12 +86,7 @@ check "twin: a file of the work dir that is not pinned opens for writing" "$OUT"
 # Nor through a writable descriptor an outsider passes in (SCM_RIGHTS).
 ESC=$SH_BUILD/tests/vm/escape
 echo plain >"$W/plain"
-"$ESC" serve-fd "$SH_TMP/pinned.sock" "$W/tool" w >"$SH_TMP/serve.pinned" 2>&1 &
-SP1=$!
-"$ESC" serve-fd "$SH_TMP/plain.sock" "$W/plain" w >"$SH_TMP/serve.plain" 2>&1 &
-SP2=$!
-servers_ready() { [ "$(cat "$SH_TMP"/serve.* | grep -c '^ready$')" -eq 2 ]; }
-wait_until servers_ready
+serve_fds w "$SH_TMP/pinned.sock" "$W/tool" "$SH_TMP/plain.sock" "$W/plain"
 run_in_tree tdig "$ESC" recv-fd "$SH_TMP/pinned.sock"
 check "a writable descriptor of the pinned tool passed in: it does not arrive" "$OUT" "err NOFD"
 check "  ... recorded" \
@@ -173,6 +182,35 @@ check "  ... recorded" \
 	"$(audit_wait ".hook == \"mmap\" and .target == \"$W/tool\" and .reason == \"digest mismatch\"")" 1
 run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
 check "twin: the pinned file that holds mapped as code" "$OUT" ok
+
+# An open the kernel marks as having made its file (FMODE_CREATED) is
+# judged at the create by its name alone (bpf/file.c, created_here). On a
+# file system that takes its server's word the marked open may be of a
+# file that was there: the name looked up while the file is away (the
+# kernel keeps "missing"), the file put back behind the mount's back, then
+# an O_CREAT open finds the name missing, bindfs opens the file there, and
+# the kernel marks the open as the one that made it.
+remembered_missing() { # NAME: away, looked up through the mount, back
+	mv "$FSRC/$1" "$FSRC/$1.away"
+	check "  ... $1 looked up while away: missing" "$(stat "$FUSE/$1" 2>&1 | grep -c 'No such file')" 1
+	mv "$FSRC/$1.away" "$FSRC/$1"
+}
+check "  ... bindfs mounted" "$(mountpoint -q "$FUSE" && echo yes)" yes
+c0=$(counter created_opens)
+remembered_missing plain
+try_in_tree tdig open "$FUSE/plain" creat
+check "an existing file's O_CREAT open the kernel marks as making it: opens" "$OUT" ok
+check "  ... counted as made by the open (the mark was there)" "$(counter created_opens)" "$((c0 + 1))"
+check "  ... the file was there: its content stays, the same file" \
+	"$(cat "$FSRC/plain") $(stat -c %i "$FUSE/plain")" "plain $(stat -c %i "$FSRC/plain")"
+remembered_missing tool
+try_in_tree tdig open "$FUSE/tool" creat
+check "the same open of a pinned tool: refused (what goes by the inode is looked at)" \
+	"$OUT" "err EPERM"
+check "  ... recorded" \
+	"$(audit_wait ".op == \"open\" and .target == \"$FUSE/tool\" and .reason == \"pinned executable\"")" 1
+check "  ... not taken as made by the open" "$(counter created_opens)" "$((c0 + 1))"
+check "  ... the tool unchanged" "$(sha "$FSRC/tool")" "$HT"
 
 # policy check and policy pin.
 out=$($SH_BUILD/sharnessctl policy check "$POL" 2>&1)

@@ -197,12 +197,7 @@ run_in_tree tfile "$ESC" uring async open "$O/made-uring" creat
 check "io_uring makes a new file outside: refused" "$OUT" "err EPERM"
 check "  ... at the create" \
 	"$(audit_wait ".op==\"create\" and .target==\"$O/made-uring\"")" 1
-"$ESC" serve-fd "$SH_TMP/made-out.sock" "$O/passed" c >"$SH_TMP/serve.made-out" 2>&1 &
-SP1=$!
-"$ESC" serve-fd "$SH_TMP/made-in.sock" "$W/passed" c >"$SH_TMP/serve.made-in" 2>&1 &
-SP2=$!
-servers_ready() { [ "$(cat "$SH_TMP"/serve.made-* | grep -c '^ready$')" -eq 2 ]; }
-wait_until servers_ready
+serve_fds c "$SH_TMP/made-out.sock" "$O/passed" "$SH_TMP/made-in.sock" "$W/passed"
 run_in_tree tfile "$ESC" recv-fd "$SH_TMP/made-out.sock"
 check "a file an outsider's open made, handed in for writing: it does not arrive" \
 	"$OUT" "err NOFD"
