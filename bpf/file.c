@@ -113,11 +113,12 @@ static __always_inline bool pinned_file(const struct member *m, struct inode *in
  * open, whose descriptor stays. What goes by the inode is still looked at:
  * a file system that takes its server's word (NFS, whose CREATE opens a
  * file that is there already; CIFS, ceph, FUSE) marks the open of an
- * existing file too, which may be pinned or the daemon's, and a regular
- * file only. Judged as ever: a received file (it keeps the mode:
- * file_open only asks), a new O_TMPFILE file (no path_mknod), every open
- * of a policy in audit or learning, whose records name each use, and a
- * task whose policy is missing (refused).
+ * existing file too, which may be pinned or the daemon's (its own mark; a
+ * protected directory refuses the create itself), and only a regular file
+ * passes. Judged as ever: a received file (it keeps the mode: file_open
+ * only asks), a new O_TMPFILE file (no path_mknod), every open of a policy
+ * in audit or learning, whose records name each use, and a task whose
+ * policy is missing (refused).
  */
 static __always_inline bool created_here(const struct member *m, struct file *file, bool write)
 {
@@ -129,7 +130,9 @@ static __always_inline bool created_here(const struct member *m, struct file *fi
 		return false;
 	if (write && (m->flags & SH_PF_EXEC_PINS) && pinned_file(m, inode))
 		return false;
-	return !daemon_file(file->f_path.dentry, write, false);
+	/* The daemon's own file, by its inode's mark (daemon_file's first
+	 * half): the marks of its directory were judged at the create. */
+	return !nprotected || !(protection(inode) & (write ? SH_PROT_READ | SH_PROT_WRITE : SH_PROT_READ));
 }
 
 static __always_inline int refuse_pinned(struct member *m, const struct refusal *w,
