@@ -39,17 +39,21 @@ wait_until() {
 	done
 }
 
-# serve_fds MODE SOCK1 FILE1 SOCK2 FILE2: two `escape serve-fd` servers,
-# each passing a descriptor of its file (opened as MODE: r, w, or c, made
-# anew) to every client of its socket; their pids in SP1 and SP2, both
-# ready on return.
-serve_fds() {
-	local esc=$SH_BUILD/tests/vm/escape
-	"$esc" serve-fd "$2" "$3" "$1" >"$2.out" 2>&1 &
-	SP1=$!
-	"$esc" serve-fd "$4" "$5" "$1" >"$4.out" 2>&1 &
-	SP2=$!
-	wait_until eval "grep -q '^ready\$' '$2.out' && grep -q '^ready\$' '$4.out'"
+# serve_fd SOCK FILE MODE: a unix server at SOCK (`escape serve-fd`) that
+# hands every client a descriptor of FILE, opened as MODE (r, w; c: FILE
+# made anew by that open), ready on return. stop_servers ends them all;
+# so does the file's end.
+SERVERS=
+serve_fd() {
+	"$SH_BUILD/tests/vm/escape" serve-fd "$1" "$2" "$3" >"$1.out" 2>&1 &
+	SERVERS="$SERVERS $!"
+	wait_until grep -q '^ready$' "$1.out"
+}
+stop_servers() {
+	[ -n "$SERVERS" ] || return 0
+	kill $SERVERS 2>/dev/null
+	wait $SERVERS 2>/dev/null
+	SERVERS=
 }
 
 # The console line carries the seconds since the file began (where a
@@ -328,6 +332,7 @@ scratch_guard() {
 }
 
 cleanup() {
+	stop_servers
 	scratch_guard
 	if [ "$PIN" != "$SH_SHARED_PIN" ]; then
 		unload_all

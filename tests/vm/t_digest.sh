@@ -86,14 +86,15 @@ check "twin: a file of the work dir that is not pinned opens for writing" "$OUT"
 # Nor through a writable descriptor an outsider passes in (SCM_RIGHTS).
 ESC=$SH_BUILD/tests/vm/escape
 echo plain >"$W/plain"
-serve_fds w "$SH_TMP/pinned.sock" "$W/tool" "$SH_TMP/plain.sock" "$W/plain"
+serve_fd "$SH_TMP/pinned.sock" "$W/tool" w
+serve_fd "$SH_TMP/plain.sock" "$W/plain" w
 run_in_tree tdig "$ESC" recv-fd "$SH_TMP/pinned.sock"
 check "a writable descriptor of the pinned tool passed in: it does not arrive" "$OUT" "err NOFD"
 check "  ... recorded" \
 	"$(audit_wait ".op == \"receive\" and .target == \"$W/tool\" and .reason == \"pinned executable\"")" 1
 run_in_tree tdig "$ESC" recv-fd "$SH_TMP/plain.sock"
 check "twin: a writable descriptor of a file that is not pinned arrives" "$OUT" ok
-kill $SP1 $SP2 2>/dev/null; wait $SP1 $SP2 2>/dev/null
+stop_servers
 check "kernel counter deny_file: the open and the descriptor" "$(counter deny_file)" "$((f0 + 2))"
 # Nor a lease or lock through a descriptor open for reading (file_lock):
 # a lease holds off the daemon's own hashing, which needs one.

@@ -197,15 +197,15 @@ run_in_tree tfile "$ESC" uring async open "$O/made-uring" creat
 check "io_uring makes a new file outside: refused" "$OUT" "err EPERM"
 check "  ... at the create" \
 	"$(audit_wait ".op==\"create\" and .target==\"$O/made-uring\"")" 1
-serve_fds c "$SH_TMP/made-out.sock" "$O/passed" "$SH_TMP/made-in.sock" "$W/passed"
+serve_fd "$SH_TMP/made-out.sock" "$O/passed" c
+serve_fd "$SH_TMP/made-in.sock" "$W/passed" c
 run_in_tree tfile "$ESC" recv-fd "$SH_TMP/made-out.sock"
 check "a file an outsider's open made, handed in for writing: it does not arrive" \
 	"$OUT" "err NOFD"
 check "  ... recorded" "$(audit_wait ".op==\"receive\" and .target==\"$O/passed\"")" 1
 run_in_tree tfile "$ESC" recv-fd "$SH_TMP/made-in.sock"
 check "twin: one made in the work directory arrives" "$OUT" ok
-kill $SP1 $SP2 2>/dev/null
-wait $SP1 $SP2 2>/dev/null
+stop_servers
 check "  ... neither counted as made by the tree's open" "$(counter created_opens)" "$((c0 + 2))"
 run_in_tree tfileaudit "$TRY" open "$O/made-audit" creat
 check "audit mode: a new file where the rules refuse it is made" "$OUT" ok

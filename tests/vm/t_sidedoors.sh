@@ -618,17 +618,11 @@ done
 
 # ---- descriptors passed in over SCM_RIGHTS ---------------------------------
 echo "-- descriptors passed in over SCM_RIGHTS (${SECONDS}s)"
-serve() { # serve NAME FILE MODE
-	"$ESC" serve-fd "$SH_TMP/$1.sock" "$2" "$3" >"$SH_TMP/serve.$1" 2>&1 &
-	LPIDS="$LPIDS $!"
-}
-serve secret "$SH_TMP/secret" r
-serve public "$SH_TMP/public" r
-serve outw "$SH_TMP/outside.txt" w
-serve procs "$OTHER/cgroup.procs" w
-servers_ready() { [ "$(cat "$SH_TMP"/serve.* 2>/dev/null | grep -c '^ready$')" -eq "$1" ]; }
-wait_until servers_ready 4
-check "descriptor servers outside the tree are ready" "$(cat "$SH_TMP"/serve.* | grep -c '^ready$')" 4
+serve_fd "$SH_TMP/secret.sock" "$SH_TMP/secret" r
+serve_fd "$SH_TMP/public.sock" "$SH_TMP/public" r
+serve_fd "$SH_TMP/outw.sock" "$SH_TMP/outside.txt" w
+serve_fd "$SH_TMP/procs.sock" "$OTHER/cgroup.procs" w
+check "descriptor servers outside the tree are ready" "$(cat "$SH_TMP"/*.sock.out | grep -c '^ready$')" 4
 
 c0=$(counter deny_file)
 mark file receive "$SH_TMP/secret"
@@ -670,6 +664,7 @@ check "run: standard output is the tree's (the twin)" "$(cat "$SH_TMP/handed.out
 check "outside: descriptor 3 is written" "$(head -1 "$SH_TMP/last.out") $(cat "$SH_TMP/handed")" "ok x"
 
 check_log_valid
+stop_servers
 kill $LPIDS $VPID 2>/dev/null
 wait 2>/dev/null
 LPIDS= VPID=

@@ -68,9 +68,8 @@ P
 VICTIM=
 HOLDER=
 HOLDPTY=
-PTYSRV=
 cleanup_wall() {
-	kill $VICTIM $HOLDER $HOLDPTY $PTYSRV 2>/dev/null
+	kill $VICTIM $HOLDER $HOLDPTY 2>/dev/null
 	wait 2>/dev/null
 	cleanup
 }
@@ -359,15 +358,12 @@ done
 counted file "$c0" 2
 # Handed over SCM_RIGHTS by whoever holds it (tmux's client hands its
 # terminal to its server so): received, as it was given.
-"$SH_BUILD/tests/vm/escape" serve-fd "$SH_TMP/pty.sock" "$PTS" w >"$SH_TMP/serve.pty" 2>&1 &
-PTYSRV=$!
-wait_until grep -q '^ready$' "$SH_TMP/serve.pty"
+serve_fd "$SH_TMP/pty.sock" "$PTS" w
 c0=$(counter deny_file)
 run_in_tree twallopen "$SH_BUILD/tests/vm/escape" recv-fd "$SH_TMP/pty.sock"
 check "the operator's terminal handed over SCM_RIGHTS: received" "$OUT" ok
 counted file "$c0" 0
-kill "$PTYSRV" 2>/dev/null
-wait "$PTYSRV" 2>/dev/null
+stop_servers
 printf '[policy]\nname = twallpts\n[file]\ndevice = /dev/pts/\ndevice = /dev/console\n' \
 	>"$SH_TMP/policies/twallpts.policy"
 $CTL policy reload >/dev/null
