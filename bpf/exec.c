@@ -321,8 +321,8 @@ static __always_inline int __judge_exec_map(struct member *m, struct file *file,
 	struct vfsmount *mnt = file->f_path.mnt;
 	struct memo_state memo = {};
 	struct scratch *s;
+	__u32 act, pin = 0;
 	bool deleted;
-	__u32 act;
 	long len;
 
 	count(SH_CNT_HOOK(SH_HOOK_MMAP, SH_CNT_CHECK));
@@ -331,9 +331,15 @@ static __always_inline int __judge_exec_map(struct member *m, struct file *file,
 	deleted = file->f_inode->i_nlink == 0;
 	if (!deleted && !(m->flags & SH_PF_EXEC_RULES))
 		return 0;
-	/* The file's own memo, where one holds: no scratch taken. */
-	if (!deleted && exec_memo_allows(m, dentry, mnt, &memo))
+	/* The file's own memo, where one holds: no scratch taken. A pinned
+	 * allow's memo names the rule; the file is asked whether it is
+	 * still what was pinned at every mapping, and judged by path when
+	 * it is not. */
+	if (!deleted && exec_memo_allows(m, dentry, mnt, &memo, &pin) &&
+	    (!pin || pin_holds(m, pin, file->f_inode))) {
+		count(SH_CNT_MEMO_HIT);
 		return 0;
+	}
 	s = get_scratch(m);
 	if (!s)
 		return no_scratch(m, &w);
@@ -353,13 +359,11 @@ static __always_inline int __judge_exec_map(struct member *m, struct file *file,
 		return report(m, s, &w, s->rule_why, len);
 	if (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST))
 		return report(m, s, &w, SH_WHY_DEFAULT, len);
-	/* A pinned file is asked at every mapping, never memoized. */
-	if (act == SH_ACT_ALLOW && s->rule_pin) {
-		if (!pin_holds(m, s->rule_pin, file->f_inode) && !verdict_maps(file, s->rule_pin))
-			return report(m, s, &w, SH_WHY_DIGEST, len);
-		return 0;
-	}
-	exec_memo_store(s, m, dentry, act, &memo);
+	/* A pinned file is asked at every mapping, memo or not. */
+	pin = act == SH_ACT_ALLOW ? s->rule_pin : 0;
+	if (pin && !pin_holds(m, pin, file->f_inode) && !verdict_maps(file, pin))
+		return report(m, s, &w, SH_WHY_DIGEST, len);
+	exec_memo_store(s, m, dentry, act, pin, &memo);
 	return 0;
 }
 

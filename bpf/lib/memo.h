@@ -504,14 +504,20 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
  * no directory markers are needed; both the maker and the user name by
  * the dentry walk, so any root will do. As for a directory's memo: only
  * allowing, only for the state it was made in; a name unhashed since
- * (unlinked, replaced) is judged by path.
+ * (unlinked, replaced) is judged by path. An allow pinned by digest keeps
+ * its pin in the memo (in place of a directory's marker id, hashed into
+ * the word): the memo says which rule the name meets, never that the file
+ * is still what was pinned, which the caller asks of the inode at every
+ * mapping (*pin), and counts the hit where the memo decides.
  */
 #define MEMO_KIND_EXEC_MAP (1u << 24)   /* in memo_state.who */
 
 static __always_inline bool exec_memo_allows(const struct member *m, struct dentry *dentry,
-					     struct vfsmount *mnt, struct memo_state *st)
+					     struct vfsmount *mnt, struct memo_state *st,
+					     __u32 *pin)
 {
 	struct dir_memo *d;
+	__u32 marks;
 	__u64 word;
 	__u8 act;
 
@@ -520,6 +526,7 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 		return false;
 	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, 0);
 	word = d ? d->word : 0;
+	marks = d ? d->marks : 0;
 	if (!memo_state(m, dentry, mnt, st) || !read_seqs(st))
 		return false;
 	st->who |= MEMO_KIND_EXEC_MAP;
@@ -527,7 +534,7 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 	st->epoch = memo_epoch();
 	if (!dentry->d_hash.pprev)
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st, 0, memo_renames(st))) {
+	if (!word || (word & ~0xffull) != memo_hash(st, marks, memo_renames(st))) {
 		st->ok = 1;
 		return false;
 	}
@@ -535,13 +542,14 @@ static __always_inline bool exec_memo_allows(const struct member *m, struct dent
 	if (act == SH_ACT_DENY ||
 	    (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST)))
 		return false;
-	count(SH_CNT_MEMO_HIT);
+	*pin = act == SH_ACT_ALLOW ? marks : 0;
 	return true;
 }
 
-/* After a mapping of dentry was judged by its path and allowed (act). */
+/* After a mapping of dentry was judged by its path and allowed (act; pin:
+ * the allow's pin, 0 for none). */
 static __always_inline void exec_memo_store(const struct scratch *s, const struct member *m,
-					    struct dentry *dentry, __u32 act,
+					    struct dentry *dentry, __u32 act, __u32 pin,
 					    const struct memo_state *st)
 {
 	__u64 renames = memo_renames(st);
@@ -552,8 +560,8 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
 		return;
-	d->marks = 0;
-	d->word = memo_hash(st, 0, renames) | (act & MEMO_ACT);
+	d->marks = pin;
+	d->word = memo_hash(st, pin, renames) | (act & MEMO_ACT);
 	count(SH_CNT_MEMO_STORE);
 }
 

@@ -184,6 +184,39 @@ check "  ... recorded" \
 run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
 check "twin: the pinned file that holds mapped as code" "$OUT" ok
 
+# A pinned allow's mapping is memoized like any other (the rule its name
+# meets); whether the file is still what was pinned is asked at every
+# mapping, memo or not.
+c1=$(counter memo_hits)
+run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
+c2=$(counter memo_hits)
+run_in_tree tdig "$WALL" mmap-exec "$W/held" 17
+c3=$(counter memo_hits)
+check "the pinned file mapped 17 times in one process: allowed" "$OUT" ok
+check "  ... through its memo (memo hits: one mapping $((c2 - c1)), 17 mappings $((c3 - c2)))" \
+	"$( (( (c3 - c2) - (c2 - c1) >= 12 )) && echo yes)" yes
+# Mapped, then opened for writing by an outsider, then mapped again by the
+# same tree a moment later (its memo stored by the first mapping): each
+# side opens both FIFOs for reading and writing, so no open waits, and
+# each wait ends in 60 s.
+mkfifo "$W/to-host" "$W/to-tree"
+(
+	exec 8<>"$W/to-host" 9<>"$W/to-tree"
+	read -r -t 60 _ <&8
+	exec 7>>"$W/held"
+	echo go >&9
+	read -r -t 60 _ <&8
+) &
+holder=$!
+run_in_tree tdig /usr/bin/bash -c "exec 8<>$W/to-host 9<>$W/to-tree
+	$WALL mmap-exec $W/held 1; echo >&8; read -r -t 60 _ <&9
+	$WALL mmap-exec $W/held 1; echo >&8"
+wait "$holder"
+check "the pinned file mapped, opened for writing by an outsider, mapped again: the second refused" \
+	"$(grep -E '^(ok$|err )' "$SH_TMP/last.out" | tr '\n' ' ')" "ok err EPERM "
+run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
+check "  ... closed by the outsider, mapped: allowed" "$OUT" ok
+
 # An open the kernel marks as having made its file (FMODE_CREATED) is
 # judged at the create by its name alone (bpf/file.c, created_here). On a
 # file system that takes its server's word the marked open may be of a
