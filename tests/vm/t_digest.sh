@@ -195,25 +195,29 @@ c3=$(counter memo_hits)
 check "the pinned file mapped 17 times in one process: allowed" "$OUT" ok
 check "  ... through its memo (memo hits: one mapping $((c2 - c1)), 17 mappings $((c3 - c2)))" \
 	"$( (( (c3 - c2) - (c2 - c1) >= 12 )) && echo yes)" yes
-# Mapped, then opened for writing by an outsider, then mapped again by the
-# same tree a moment later (its memo stored by the first mapping): each
-# side opens both FIFOs for reading and writing, so no open waits, and
-# each wait ends in 60 s.
+# Mapped twice (the second by the memo the first stored), then opened for
+# writing by an outsider, then mapped again by the same tree a moment
+# later, its memo still there: each side opens both FIFOs for reading and
+# writing, so no open waits, and each wait ends in 60 s.
 mkfifo "$W/to-host" "$W/to-tree"
+h0=$(counter memo_hits)
 (
 	exec 8<>"$W/to-host" 9<>"$W/to-tree"
 	read -r -t 60 _ <&8
+	counter memo_hits >"$W/hits"
 	exec 7>>"$W/held"
 	echo go >&9
 	read -r -t 60 _ <&8
 ) &
 holder=$!
 run_in_tree tdig /usr/bin/bash -c "exec 8<>$W/to-host 9<>$W/to-tree
-	$WALL mmap-exec $W/held 1; echo >&8; read -r -t 60 _ <&9
+	$WALL mmap-exec $W/held 2; echo >&8; read -r -t 60 _ <&9
 	$WALL mmap-exec $W/held 1; echo >&8"
 wait "$holder"
-check "the pinned file mapped, opened for writing by an outsider, mapped again: the second refused" \
+check "the pinned file mapped twice, opened for writing by an outsider, mapped again: the last refused" \
 	"$(grep -E '^(ok$|err )' "$SH_TMP/last.out" | tr '\n' ' ')" "ok err EPERM "
+check "  ... the second mapping went by the memo the first stored" \
+	"$( (( $(cat "$W/hits") - h0 >= 1 )) && echo yes)" yes
 run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
 check "  ... closed by the outsider, mapped: allowed" "$OUT" ok
 
