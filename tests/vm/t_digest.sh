@@ -212,14 +212,16 @@ h0=$(counter memo_hits)
 holder=$!
 run_in_tree tdig /usr/bin/bash -c "exec 8<>$W/to-host 9<>$W/to-tree
 	$WALL mmap-exec $W/held 2; echo >&8; read -r -t 60 _ <&9
-	$WALL mmap-exec $W/held 1; echo >&8"
+	$WALL mmap-exec $W/held 1; $SH_BUILD/tests/vm/escape mprotect-exec $W/held; echo >&8"
 wait "$holder"
-check "the pinned file mapped twice, opened for writing by an outsider, mapped again: the last refused" \
-	"$(grep -E '^(ok$|err )' "$SH_TMP/last.out" | tr '\n' ' ')" "ok err EPERM "
+check "the pinned file mapped twice, opened for writing by an outsider, mapped again, made code by mprotect: both refused" \
+	"$(grep -E '^(ok$|err )' "$SH_TMP/last.out" | tr '\n' ' ')" "ok err EPERM err EPERM "
 check "  ... the second mapping went by the memo the first stored" \
 	"$( (( $(cat "$W/hits") - h0 >= 1 )) && echo yes)" yes
 run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
 check "  ... closed by the outsider, mapped: allowed" "$OUT" ok
+run_in_tree tdig "$SH_BUILD/tests/vm/escape" mprotect-exec "$W/held"
+check "  ... and made code by mprotect: allowed" "$OUT" ok
 
 # An open the kernel marks as having made its file (FMODE_CREATED) is
 # judged at the create by its name alone (bpf/file.c, created_here). On a
