@@ -23,6 +23,12 @@
  * enforcer, only on how fast the machine runs right then: a figure whose
  * canary is well above the run's least was taken while the machine ran
  * slow, and bench-guest measures it again.
+ * With BENCH_SYNC=PREFIX set, bench opens the FIFOs PREFIX.ready (for
+ * writing) and PREFIX.go (for reading) at its start, and right before and
+ * right after each OP's loop writes a line to the first and waits for a
+ * byte on the second: bench-guest's bpf_stats pass reads the programs'
+ * times there, so that they cover the loop alone (no start, proof or
+ * exit; neither end of a FIFO is a hook the programs see).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -43,7 +49,7 @@
 #include <unistd.h>
 
 static char path[4096], path2[4096], dir[4096], self[4096], sock_path[108];
-static int unix_l = -1, tcp_l = -1;
+static int unix_l = -1, tcp_l = -1, sync_ready = -1, sync_go = -1;
 static struct sockaddr_in tcp_a;
 
 static double now(void)
@@ -259,6 +265,31 @@ static int check(const char *spec)
 	return 0;
 }
 
+/* Where BENCH_SYNC is set: tell bench-guest, and wait for its go. */
+static void sync_point(void)
+{
+	char c;
+
+	if (sync_ready < 0)
+		return;
+	if (write(sync_ready, "x\n", 2) != 2 || read(sync_go, &c, 1) != 1)
+		die("BENCH_SYNC");
+}
+
+static void sync_open(const char *prefix)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s.ready", prefix);
+	sync_ready = open(p, O_WRONLY | O_CLOEXEC);
+	if (sync_ready < 0)
+		die(p);
+	snprintf(p, sizeof(p), "%s.go", prefix);
+	sync_go = open(p, O_RDONLY | O_CLOEXEC);
+	if (sync_go < 0)
+		die(p);
+}
+
 int main(int argc, char **argv)
 {
 	const char *chk = NULL;
@@ -288,6 +319,8 @@ int main(int argc, char **argv)
 	close(open(path, O_WRONLY | O_CREAT, 0644));
 	listeners();
 	signal(SIGPIPE, SIG_IGN);
+	if (getenv("BENCH_SYNC"))
+		sync_open(getenv("BENCH_SYNC"));
 	for (i = 3; i < argc; i++) {
 		const struct op *o = NULL;
 		long k, m;
@@ -303,10 +336,12 @@ int main(int argc, char **argv)
 		m = n / o->div > 0 ? n / o->div : 1;
 		o->fn(); /* warm the caches the first call fills */
 		c0 = canary();
+		sync_point();
 		t = now();
 		for (k = 0; k < m; k++)
 			o->fn();
 		ns = (now() - t) / m;
+		sync_point();
 		c1 = canary();
 		printf("%s %.0f %ld %.0f\n", o->name, ns, m, c0 > c1 ? c0 : c1);
 	}
