@@ -67,10 +67,16 @@ int main(int argc, char **argv)
 		fd = (int)sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
 		if (fd < 0)
 			continue; /* gone meanwhile */
-		if (prog_info(fd, &info) || strncmp(info.name, prefix, strlen(prefix)) ||
-		    n == MAX_PROGS) {
+		if (prog_info(fd, &info) || strncmp(info.name, prefix, strlen(prefix))) {
 			close(fd);
 			continue;
+		}
+		if (n == MAX_PROGS) {
+			/* A reading that left programs out would make their
+			 * time nobody's. */
+			fprintf(stderr, "progstats: more than %d programs named %s*\n", MAX_PROGS,
+				prefix);
+			return 1;
 		}
 		ids[n] = id;
 		fds[n++] = fd;
