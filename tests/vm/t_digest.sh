@@ -200,7 +200,7 @@ check "  ... through its memo (memo hits: one mapping $((c2 - c1)), 17 mappings 
 # later, its memo still there: each side opens both FIFOs for reading and
 # writing, so no open waits, and each wait ends in 60 s.
 mkfifo "$W/to-host" "$W/to-tree"
-h0=$(counter memo_hits)
+h0=$(counter memo_hits) m0=$(counter deny_mmap)
 (
 	exec 8<>"$W/to-host" 9<>"$W/to-tree"
 	read -r -t 60 _ <&8
@@ -218,6 +218,9 @@ check "the pinned file mapped twice, opened for writing by an outsider, mapped a
 	"$(grep -E '^(ok$|err )' "$SH_TMP/last.out" | tr '\n' ' ')" "ok err EPERM err EPERM "
 check "  ... the second mapping went by the memo the first stored" \
 	"$( (( $(cat "$W/hits") - h0 >= 1 )) && echo yes)" yes
+check "  ... both recorded (mmap-exec, mprotect-exec)" \
+	"$(audit_wait ".hook == \"mmap\" and .op == \"mmap-exec\" and .target == \"$W/held\" and .reason == \"digest mismatch\"" 2) $(audit_wait ".hook == \"mmap\" and .op == \"mprotect-exec\" and .target == \"$W/held\" and .reason == \"digest mismatch\"")" "2 1"
+check "  ... and counted in the kernel (deny_mmap)" "$(( $(counter deny_mmap) - m0 ))" 2
 run_in_tree tdig "$WALL" mmap-exec "$W/held" 1
 check "  ... closed by the outsider, mapped: allowed" "$OUT" ok
 run_in_tree tdig "$SH_BUILD/tests/vm/escape" mprotect-exec "$W/held"
