@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 static char path[4096], path2[4096], dir[4096], self[4096], sock_path[108];
-static int unix_l = -1, tcp_l = -1, sync_ready = -1, sync_go = -1;
+static int unix_l = -1, tcp_l = -1, sync_ready = -1, sync_go = -1, pair[2] = { -1, -1 };
 static struct sockaddr_in tcp_a;
 
 static double now(void)
@@ -189,6 +189,17 @@ static void op_rename_open(void)
 	close(open(path, O_WRONLY));
 }
 
+/* A datagram sent and received on a unix socket pair: a send that names no
+ * address, which no rule judges; what every send of the host pays where
+ * the send hook has a program. */
+static void op_send(void)
+{
+	char b[64] = { 0 };
+
+	if (send(pair[0], b, sizeof(b), 0) != sizeof(b) || recv(pair[1], b, sizeof(b), 0) < 0)
+		die("send");
+}
+
 static const struct op {
 	const char *name;
 	void (*fn)(void);
@@ -200,6 +211,7 @@ static const struct op {
 	{ "unix-connect", op_unix_connect, 4 },	{ "tcp-connect", op_tcp_connect, 4 },
 	{ "kill-self", op_kill_self, 1 },	{ "mmap-exec", op_mmap_exec, 1 },
 	{ "utimens", op_utimens, 1 },		{ "rename+open", op_rename_open, 1 },
+	{ "send", op_send, 1 },
 };
 
 static void listeners(void)
@@ -217,6 +229,8 @@ static void listeners(void)
 	tcp_a.sin_family = AF_INET;
 	tcp_a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	tcp_a.sin_port = htons(port ? atoi(port) : 47123);
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) < 0)
+		die("socketpair");
 	tcp_l = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(tcp_l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (tcp_l < 0 || bind(tcp_l, (struct sockaddr *)&tcp_a, sizeof(tcp_a)) < 0 ||

@@ -53,6 +53,8 @@ write = $W/
 P
 start_daemon || { fail "daemon starts"; exit 1; }
 pass "daemon starts"
+# The hashing at exec is attached on demand: a pinned allow is in force.
+check "a pinned allow in force: sh_exec_pin linked and pinned" "$(ls "$PIN"/gen-*/ | grep -c '^link_sh_exec_pin$')" 1
 
 # expect_digest NAME PATH FOUND: the refusal of PATH that found the digest
 # FOUND says so, with the rule's digest.

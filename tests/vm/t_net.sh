@@ -305,6 +305,51 @@ echo quit >"$F2.cmd"
 wait $livepid
 check "the running tree ended normally" "$?" 0
 
+# The programs that judge only [net] rules (socket_sendmsg on every send of
+# the host, setsockopt, listen, SCTP's options) are attached only while a
+# policy in force has [net] rules: linked before the reload that brings
+# one returns, unlinked once a reload leaves none. Their links in the
+# kernel, by program name (bpftool prints the whole name where the BTF
+# has it, else the kernel's 15 bytes), and their pins.
+linked() {
+	local ids
+	ids=$(bpftool -j prog show | jq -c --arg n "$1" '[.[] | select(.name==$n or .name==$n[:15]) | .id]')
+	bpftool -j link show | jq --argjson ids "$ids" '[.[] | select(.prog_id as $p | $ids | index($p))] | length'
+}
+demand_pins() {
+	ls "$PIN"/gen-*/ | grep -cE '^link_sh_(socket_sendmsg|socket_setsockopt|socket_listen|sctp_bind_connect)$'
+}
+check "[net] rules in force: the four [net] programs linked and pinned" \
+	"$(demand_pins) $(linked sh_socket_sendmsg) $(linked sh_socket_setsockopt)" "4 1 1"
+mkdir "$SH_TMP/off"
+mv "$SH_TMP"/policies/{tnet,tnetaudit,tconnonly}.policy "$SH_TMP/off/"
+$CTL policy reload >/dev/null
+check "a reload that leaves no [net] rule" "$?" 0
+check "... unpins the four at once" "$(demand_pins)" 0
+unlinked() { [ "$(linked sh_socket_sendmsg)$(linked sh_socket_listen)" = 00 ]; }
+wait_until unlinked
+check "... and their links go from the kernel" \
+	"$(linked sh_socket_sendmsg) $(linked sh_socket_setsockopt) $(linked sh_socket_listen) $(linked sh_sctp_bind_connect)" \
+	"0 0 0 0"
+check "... socket_connect stays linked (unix socket rules, the wall)" "$(linked sh_socket_connect)" 1
+check_match "... it says so in its log" "$(cat "$SH_TMP/daemon.err")" \
+	"4 programs detached: no policy in force needs them"
+n=$(seen u7005)
+run_in_tree tnonet "$NET" sendto 127.0.0.1 7005
+check "no [net] rule in force: a tree's sendto is sent" "$OUT" ok
+wait_until landed u7005 $((n + 1))
+check "... and arrives" "$(seen u7005)" $((n + 1))
+mv "$SH_TMP"/off/*.policy "$SH_TMP/policies/"
+$CTL policy reload >/dev/null
+check "a reload that brings [net] rules back" "$?" 0
+check "... links the four before it returns" "$(demand_pins) $(linked sh_socket_sendmsg)" "4 1"
+q='.hook=="net" and .op=="send" and .target=="udp 127.0.0.1:7005" and .action=="deny"'
+r0=$(audit_count "$q")
+n0=$(counter deny_net)
+twins sendto "[net] rules back: unconnected sendto" u7005 7005 u7002 7002
+check "... its refusal is recorded and counted" "$(audit_wait "$q" $((r0 + 1))) $(counter deny_net)" \
+	"$((r0 + 1)) $((n0 + 1))"
+
 # The shipped agent policy: its model API gateway and command server, the
 # metadata endpoint refused, nothing else.
 cp "$(cd "$(dirname "$0")/../.." && pwd)/policies/agent.policy" "$SH_TMP/policies/"

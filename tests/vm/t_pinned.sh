@@ -39,6 +39,17 @@ prog_ids() {
 		sort -n | tr '\n' ' '
 }
 ids0=$(prog_ids)
+# The programs on demand, with no [net] rule and no pinned allow in force:
+# pinned as programs, not linked (a restart resumes them all the same,
+# below). sh_exec_pin where the kernel loads it (IMA).
+demand() {
+	local k re='socket_sendmsg|socket_setsockopt|socket_listen|sctp_bind_connect|exec_pin'
+	for k in prog link; do
+		ls "$PIN"/gen-*/ | grep -cE "^${k}_sh_($re)$"
+	done | tr '\n' ' '
+}
+nd=$((4 + $(bpftool -j prog show | jq '[.[] | select(.name=="sh_exec_pin")] | if length > 0 then 1 else 0 end')))
+check "no [net] rule, no pin: the programs on demand pinned, not linked" "$(demand)" "$nd 0 "
 
 wait_until others_gone
 stop_daemon KILL
@@ -63,6 +74,7 @@ check "restart of the same build: the same programs behind the links" "$(prog_id
 check_match "... it says it resumed them" "$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" \
 	"resumed the [1-9][0-9]* programs of $PIN/gen-1 "
 check "... one generation marked with the build" "$(ls "$PIN"/gen-*/build | wc -l)" 1
+check "... the programs on demand resumed from their pins, still not linked" "$(demand)" "$nd 0 "
 check "... its daemon-start record says so" \
 	"$(jq -r 'select(.event=="daemon-start") | "\(.adopted) \(.resumed)"' "$AUDIT" | tail -n 2 | tr '\n' ' ')" \
 	"0 0 1 1 "
@@ -233,6 +245,32 @@ check_match "... its last words say so" "$(tail -n 1 "$SH_TMP/daemon.err")" "not
 check "... and its daemon-stop record" \
 	"$(jq -r 'select(.event=="daemon-stop") | .enforcement' "$AUDIT" | tail -n 1)" nothing-tagged
 check "... no sharnessd left running" "$(pgrep -xc sharnessd)" 0
+
+# A daemon that resumed its predecessor's programs rests and wakes as well:
+# each program linked again from its descriptor, as the kind it is (LSM,
+# fentry, BTF raw tracepoint).
+start_daemon --detach-idle never || { fail "daemon starts to be resumed"; exit 1; }
+mkdir -p /sys/fs/cgroup/t_rest
+$CTL tag /sys/fs/cgroup/t_rest tpin
+stop_daemon KILL
+start_daemon --detach-idle 0 || { fail "daemon resumes"; exit 1; }
+check_match "resumed daemon: it resumed" "$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" \
+	"resumed the [1-9][0-9]* programs of "
+$CTL untag /sys/fs/cgroup/t_rest
+wait_until resting
+check "resumed daemon, untagged: resting, no program attached" "$?/$(tracing_links)" "0/0"
+$CTL tag /sys/fs/cgroup/t_rest tpin
+check "resumed daemon: a tag after a rest" "$?" 0
+check "... every resumed program linked again (fentry and raw tracepoints too)" \
+	"$(ls "$PIN"/gen-*/ | grep -c '^link_')" "$(tracing_links)"
+check "... the fentry and raw tracepoint programs among them" \
+	"$(ls "$PIN"/gen-*/ | grep -cE '^link_sh_(cgroup_move|cgroup_mkdir|dir_move)$')" 3
+check "... a process moved into the tagged cgroup is held" "$(/usr/bin/bash -c \
+	"echo \$\$ >/sys/fs/cgroup/t_rest/cgroup.procs && exec $TRY exec /usr/bin/nproc")" "err EPERM"
+$CTL untag /sys/fs/cgroup/t_rest
+rmdir /sys/fs/cgroup/t_rest
+wait_until resting
+stop_daemon TERM
 "$SH_BUILD/sharnessd" --detach-idle soon --pin-dir "$PIN" --socket "$SOCK" 2>"$F/d.err"
 check "--detach-idle soon: exit 1" "$?" 1
 check_match "--detach-idle soon: says what it takes" "$(cat "$F/d.err")" "seconds .0 to 86400. or 'never'"

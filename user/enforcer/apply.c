@@ -476,8 +476,14 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	}
 	err = fill_slot(e, ns, set, errs);
 	pattern = sh_patterns_any(set);
-	/* The programs are attached before the first tag (or pattern) is
-	 * written. */
+	/* The programs on demand this set needs, where the programs are
+	 * attached (demand.c); then the programs are attached before the
+	 * first tag (or pattern) is written. */
+	if (!err && sh_demand_need(e, sh_demand_flags(set))) {
+		sh_errors_add(errs, "cannot attach the programs its policies need (see the "
+			      "daemon's log): the policies in force are unchanged");
+		err = -EIO;
+	}
 	if (!err && (nnt || pattern) && sh_enforcer_wake(e)) {
 		sh_errors_add(errs, "cannot attach the programs (see the daemon's log): "
 			      "no cgroup tagged");
@@ -498,11 +504,14 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 		for (int i = 0; i < 3; i++)
 			clear_slot(pins_fd[i], ns);
 		sh_patterns_write(e, ns, &(struct sh_policy_set){ 0 }, errs);
+		/* Nothing linked for this set stays but what is in force needs. */
+		sh_demand_trim(e);
 		goto out;
 	}
 	/* While a set has patterns, the programs look at every task: a
 	 * cgroup may be tagged at any time. */
 	switch_slot(e, ns, set, nt, nnt, ntag_new + pattern);
+	sh_demand_trim(e);
 	sh_patterns_retire(e);
 	sh_patterns_refresh(e);
 	sh_enforcer_retire_old(e);

@@ -21,6 +21,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "compile.h"
 #include "enforcer_int.h"
 #include "sharness.skel.h"
 #include "util.h"
@@ -85,13 +86,20 @@ int sh_enforcer_add_policy(struct sh_enforcer *e, const struct sh_policy *p,
 		free(name);
 		return err;
 	}
-	/* Rules first, then the table entry that makes the id valid; no tag
-	 * names the id before the caller writes one. */
-	err = sh_write_policy(e, slot, id, p, &dirs, errs);
+	/* The programs it needs linked first (demand.c), then its rules,
+	 * then the table entry that makes the id valid; no tag names the id
+	 * before the caller writes one. */
+	err = sh_demand_need(e, sh_compile_flags(p));
+	if (err)
+		sh_errors_add(errs, "cannot attach the programs policy '%s' needs (see the "
+			      "daemon's log)", p->name);
+	if (!err)
+		err = sh_write_policy(e, slot, id, p, &dirs, errs);
 	if (!err)
 		err = sh_write_conf(e, slot, id, p, dirs, errs);
 	if (err) {
 		take_back(e, slot, id);
+		sh_demand_trim(e);
 		sh_policy_set_free(&set);
 		free(name);
 		return err;
@@ -123,6 +131,7 @@ int sh_enforcer_drop_policy(struct sh_enforcer *e, const char *name)
 	e->names[slot][id] = NULL;
 	sh_policy_free(&e->set.pols[--e->set.n]);
 	sh_bump_gen(e);
+	sh_demand_trim(e);
 	sh_enforcer_save_state(e);
 	return 0;
 }

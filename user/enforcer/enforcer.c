@@ -97,6 +97,15 @@ static int pin_maps(struct sh_enforcer *e, unsigned gen)
 		sh_pin_remove_gen(e->pin_dir, gen);
 		return err;
 	}
+	/* The programs attached on demand, so that the next daemon may
+	 * resume them unlinked (demand.c). */
+	err = sh_demand_pin_progs(e, gen);
+	if (err) {
+		sh_log("cannot pin the programs under %s/gen-%u: %s", e->pin_dir, gen,
+		       strerror(-err));
+		sh_pin_remove_gen(e->pin_dir, gen);
+		return err;
+	}
 	/* Without the mark the next daemon loads its own programs. */
 	err = sh_resume_mark(e->skel, &e->res, e->pin_dir, gen);
 	if (err)
@@ -226,27 +235,6 @@ void sh_enforcer_retire_old(struct sh_enforcer *e)
 			     e->resumed_before;
 }
 
-/* The links a rest took from the skeleton, closed one by one. */
-static void *detach_links(void *arg)
-{
-	struct sh_enforcer *e = arg;
-
-	for (int i = 0; i < e->ndetaching; i++)
-		bpf_link__destroy(e->detaching[i]);
-	__atomic_store_n(&e->detach_done, true, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-/* Waits for a rest's detach, if one is going on. */
-static void detach_wait(struct sh_enforcer *e)
-{
-	if (!e->detach_running)
-		return;
-	pthread_join(e->detach_thread, NULL);
-	e->detach_running = false;
-	e->ndetaching = 0;
-}
-
 /*
  * The directory memo's count of directory moves (bpf/lib/memo.h) is live
  * while every program is attached, its counter with them: set after an
@@ -280,13 +268,8 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	e->idle_since_ms = 0;
 	if (e->attached)
 		return 0;
-	/* A detach still going on: our programs may not be linked twice. */
-	detach_wait(e);
-	err = sh_resume_attach(e->skel->skeleton, e->pin_dir, e->gen, &e->res);
-	if (!err)
-		err = sharness_bpf__attach(e->skel);
-	if (!err)
-		err = sh_pin_links(e->skel->skeleton, e->pin_dir, e->gen);
+	/* Every program but those no policy in force needs (demand.c). */
+	err = sh_demand_attach(e);
 	if (!err)
 		err = moves_live(e, true);
 	if (err) {
@@ -320,7 +303,7 @@ static void rest(struct sh_enforcer *e)
 		       strerror(errno));
 		return;
 	}
-	e->ndetaching = 0;
+	sh_links_close_wait(e);
 	for (int i = 0; i < s->prog_cnt && e->ndetaching < SH_MAX_PROGS; i++) {
 		struct bpf_link **l = s->progs[i].link;
 
@@ -331,10 +314,7 @@ static void rest(struct sh_enforcer *e)
 		*l = NULL;
 	}
 	e->attached = false;
-	e->detach_done = false;
-	e->detach_running = pthread_create(&e->detach_thread, NULL, detach_links, e) == 0;
-	if (!e->detach_running)
-		detach_links(e);
+	sh_links_close(e);
 }
 
 void sh_enforcer_rest_if_idle(struct sh_enforcer *e, uint64_t now_ms)
@@ -355,7 +335,7 @@ void sh_enforcer_rest_if_idle(struct sh_enforcer *e, uint64_t now_ms)
 bool sh_enforcer_resting(struct sh_enforcer *e)
 {
 	if (e->detach_running && __atomic_load_n(&e->detach_done, __ATOMIC_ACQUIRE))
-		detach_wait(e);
+		sh_links_close_wait(e);
 	return !e->attached && !e->detach_running;
 }
 
@@ -422,6 +402,13 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 		e->skel->bss->active_slot = 0;
 		if (old_gen)
 			restore_state(e);
+	}
+	/* The policies in force in adopted maps have their programs on
+	 * demand linked from the start, not from the first apply. */
+	if (e->adopted) {
+		err = sh_demand_need(e, sh_demand_in_force(e));
+		if (err)
+			goto fail;
 	}
 	*out = e;
 	return 0;
@@ -508,7 +495,7 @@ void sh_enforcer_destroy(struct sh_enforcer *e)
 	if (!e)
 		return;
 	/* A detach under way ends with the daemon, not after it. */
-	detach_wait(e);
+	sh_links_close_wait(e);
 	ring_buffer__free(e->rb);
 	sharness_bpf__destroy(e->skel);
 	sh_resume_release(&e->res);

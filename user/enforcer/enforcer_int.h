@@ -3,7 +3,8 @@
  * The enforcer object as its own files see it. Not for other folders:
  * they use enforcer.h. The files use each other in one direction only,
  * lowest first: enforcer.c (opening, rest and wake, events, the
- * generation), marks.c, pin.c, resume.c, probe.c, pins.c; patterns.c
+ * generation), demand.c (which programs are attached), marks.c, pin.c,
+ * resume.c, probe.c, pins.c; patterns.c
  * (cgroup patterns); tags.c (tags by hand and for runs, the idle tick);
  * apply.c and apply_one.c (policy sets).
  */
@@ -41,12 +42,15 @@ struct sh_enforcer {
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
 	bool attached;                          /* links made (and pinned) */
+	uint32_t need;                          /* SH_PF_* the programs on demand are
+						 * attached for (demand.c) */
 	int detach_idle;                        /* seconds with nothing tagged; <0: never */
 	uint64_t idle_since_ms;                 /* nothing tagged since (0: something is) */
 	unsigned attach_ms;                     /* the last attach took */
 	bool old_gens_pending;                  /* older generations still pinned */
-	/* A rest's detach: the links taken from the skeleton, closed by a
-	 * thread (detach_running until joined; detach_done once closed). */
+	/* Links taken from the skeleton (a rest's, or those no policy needs
+	 * any more: demand.c), closed by a thread (detach_running until
+	 * joined; detach_done once closed). */
 	struct bpf_link *detaching[SH_MAX_PROGS];
 	int ndetaching;
 	pthread_t detach_thread;
@@ -59,9 +63,34 @@ struct sh_enforcer {
 /* Removes the older generations (once the first apply has tagged). */
 void sh_enforcer_retire_old(struct sh_enforcer *e);
 
-/* Before a tag is written: every program attached, its link pinned with
- * the generation (0 or -errno; on failure nothing is attached). */
+/* Before a tag is written: every program attached (but those on demand
+ * that no policy in force or being applied needs: demand.c), its link
+ * pinned with the generation (0 or -errno; on failure nothing is
+ * attached). */
 int sh_enforcer_wake(struct sh_enforcer *e);
+
+/*
+ * Programs attached on demand (demand.c). sh_demand_flags: the policy
+ * flags of a set; sh_demand_in_force: of the valid entries of the policy
+ * table's slot in force. sh_demand_attach: every program linked and pinned
+ * but those on demand that e->need does not ask for. sh_demand_need:
+ * before a policy with those flags is written, the programs it needs
+ * linked and pinned (where the programs are attached; 0 or -errno, and
+ * then nothing more is linked than before). sh_demand_trim: after a switch
+ * of the set in force (or an apply that failed), those it does not need
+ * detached. sh_demand_pin_progs: the programs on demand pinned as
+ * generation gen's.
+ */
+uint32_t sh_demand_flags(const struct sh_policy_set *set);
+uint32_t sh_demand_in_force(const struct sh_enforcer *e);
+int sh_demand_attach(struct sh_enforcer *e);
+int sh_demand_need(struct sh_enforcer *e, uint32_t flags);
+void sh_demand_trim(struct sh_enforcer *e);
+int sh_demand_pin_progs(const struct sh_enforcer *e, unsigned gen);
+/* The links in e->detaching closed by a thread (detach_running until
+ * joined); the wait joins it. */
+void sh_links_close(struct sh_enforcer *e);
+void sh_links_close_wait(struct sh_enforcer *e);
 
 /* From the idle tick (tags.c, at now_ms): with nothing tagged for the
  * --detach-idle time, the programs detach (rest). */

@@ -138,7 +138,37 @@ fail:
 	return 0;
 }
 
-/* Calls generation gen's programs let through unrun, summed over its links. */
+/* The same for a program on demand pinned without a link (dir/prog_NAME,
+ * its link_NAME absent: detached); 0 where it is linked (counted by its
+ * link) or one of ours[]. */
+static uint64_t prog_unjudged(const char *dir, const char *pin, const uint32_t *ours, size_t nours)
+{
+	char path[PATH_MAX + 256];
+	struct bpf_prog_info pi = {};
+	__u32 len = sizeof(pi);
+	uint64_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/link_%s", dir, pin + 5);
+	if (access(path, F_OK) == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, pin);
+	fd = bpf_obj_get(path);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &pi, &len))
+		sh_log("cannot read the count of calls %s let through unjudged: %s", path,
+		       strerror(errno));
+	else
+		n = pi.recursion_misses;
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < nours; i++)
+		if (ours[i] == pi.id)
+			n = 0;
+	return n;
+}
+
+/* Calls generation gen's programs let through unrun, summed over its links
+ * and its programs on demand that have none. */
 static uint64_t gen_unjudged(const char *pin_dir, unsigned gen, const uint32_t *ours,
 			     size_t nours)
 {
@@ -153,6 +183,8 @@ static uint64_t gen_unjudged(const char *pin_dir, unsigned gen, const uint32_t *
 		if (strncmp(de->d_name, "link_", 5) == 0) {
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 			n += link_unjudged(path, ours, nours);
+		} else if (strncmp(de->d_name, "prog_", 5) == 0) {
+			n += prog_unjudged(dir, de->d_name, ours, nours);
 		}
 	closedir(d);
 	return n;
@@ -422,6 +454,26 @@ void sh_pin_drop_links(const struct bpf_object_skeleton *s)
 		bpf_link__destroy(*l);
 		*l = NULL;
 	}
+}
+
+/* The programs on demand (pin.h says why each is one). */
+static const struct {
+	const char *name;
+	uint32_t need;
+} demand[] = {
+	{ "sh_socket_sendmsg", SH_PF_NET },
+	{ "sh_socket_setsockopt", SH_PF_NET },
+	{ "sh_socket_listen", SH_PF_NET },
+	{ "sh_sctp_bind_connect", SH_PF_NET },
+	{ "sh_exec_pin", SH_PF_EXEC_PINS },
+};
+
+uint32_t sh_pin_demand(const char *prog_name)
+{
+	for (size_t i = 0; i < sizeof(demand) / sizeof(demand[0]); i++)
+		if (!strcmp(demand[i].name, prog_name))
+			return demand[i].need;
+	return 0;
 }
 
 int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Pinned state under the pin directory: generation N lives in PIN_DIR/gen-N
- * as map_NAME and link_PROG (names with '.' written as '_'). These names
- * are what a later daemon adopts: they do not change between builds.
+ * as map_NAME, link_PROG and, for a program attached on demand, prog_PROG
+ * (names with '.' written as '_'). These names are what a later daemon
+ * adopts: they do not change between builds.
  */
 #ifndef SH_PIN_H
 #define SH_PIN_H
@@ -54,6 +55,27 @@ int sh_pin_links(const struct bpf_object_skeleton *s, const char *pin_dir, unsig
 /* Unpins and destroys every link the skeleton holds: the programs detach
  * (and stay loaded). */
 void sh_pin_drop_links(const struct bpf_object_skeleton *s);
+
+/*
+ * Programs attached on demand: only while a policy in force has one of
+ * the policy flags (SH_PF_*) returned, because they judge nothing else
+ * (demand.c); 0 for every other program, attached whenever the programs
+ * are. Such a program is pinned as PIN_DIR/gen-N/prog_NAME as well, so
+ * that a later daemon resumes it while it has no link.
+ *
+ * The programs that judge only [net] rules (SH_PF_NET): without them in
+ * force every call of theirs returns at once (socket_sendmsg on every send
+ * of the host, setsockopt, listen, SCTP's options). Their one other
+ * refusal is of a member whose policy cannot be found: detached, they let
+ * its sends, listens and SCTP options on a socket it holds through, while
+ * socket_create, socket_connect and socket_bind (attached for unix socket
+ * rules and the wall) still refuse it sockets, connects and binds.
+ * The hashing of pinned executables at exec (sh_exec_pin, sleepable, on
+ * every exec of the host; SH_PF_EXEC_PINS): without a pinned allow in
+ * force it returns at once; where it is not attached, a pinned allow has
+ * no verdict and refuses (exec.c).
+ */
+uint32_t sh_pin_demand(const char *prog_name);
 
 /* Without a daemon: the newest generation (0: none), its links and tags. */
 int sh_pin_state(const char *pin_dir, unsigned *links, unsigned *tags);

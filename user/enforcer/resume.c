@@ -10,8 +10,9 @@
  * its own mark takes over the programs and links: it pins the links as
  * its own generation and loads nothing but its constants. It resumes
  * only what it can judge to be its own: every program it would load,
- * linked at that program's pin on that program's hook, an LSM program of
- * its name that no other pin shares, reading and writing no map but the
+ * linked at that program's pin on that program's hook (or, a program on
+ * demand that no policy needed, pinned as a program made for that hook:
+ * demand.c), an LSM program of its name that no other pin shares, reading and writing no map but the
  * state maps it adopted (a program on other maps would not see the rules
  * this daemon writes) and one read-only constants or scratch map of each
  * name. Anything else is a full load, as before: the check costs a start
@@ -236,42 +237,32 @@ static bool on_its_hook(const struct judge *j, const struct bpf_program *p, int 
 	       (int)li->tracing.target_btf_id;
 }
 
-/* Program i's link pinned in generation gen, judged (see sh_resume_check);
- * on success its link and program fds are in r. */
-static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
-		      struct sh_resumed *r)
+/*
+ * Program i (its fd in r) judged as sh_resume_check says: this build's
+ * program of its kind and name, no other program's, on no map but the
+ * adopted state and its own constants and scratch. path: the pin, for the
+ * log.
+ */
+static bool judge_prog(struct judge *j, int i, const char *path, struct sh_resumed *r)
 {
 	const struct bpf_program *p = *j->s->progs[i].prog;
 	const char *name = bpf_program__name(p);
-	struct bpf_link_info li = {};
 	struct bpf_prog_info pi = {};
-	__u32 len = sizeof(li), maps[64];
-	char path[PATH_MAX + 256];
+	__u32 len, maps[64];
 	const char *why = NULL;
 
-	sh_pin_path(path, sizeof(path), pin_dir, gen, "link", name);
-	r->link_fd[i] = bpf_obj_get(path);
-	if (r->link_fd[i] < 0 || bpf_obj_get_info_by_fd(r->link_fd[i], &li, &len)) {
-		why = strerror(errno);
-		goto fail;
-	}
-	if (!on_its_hook(j, p, r->link_fd[i], &li)) {
-		why = "not a link on its hook";
-		goto fail;
-	}
-	for (int k = 0; k < i; k++)
-		if (r->prog_fd[k] >= 0 && r->prog_id[k] == li.prog_id) {
-			why = "its program is another's";
-			goto fail;
-		}
-	r->prog_fd[i] = bpf_prog_get_fd_by_id(li.prog_id);
 	len = sizeof(pi);
 	pi.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
 	pi.map_ids = (__u64)(unsigned long)maps;
-	if (r->prog_fd[i] < 0 || bpf_obj_get_info_by_fd(r->prog_fd[i], &pi, &len)) {
+	if (bpf_obj_get_info_by_fd(r->prog_fd[i], &pi, &len)) {
 		why = strerror(errno);
 		goto fail;
 	}
+	for (int k = 0; k < i; k++)
+		if (r->prog_fd[k] >= 0 && r->prog_id[k] == pi.id) {
+			why = "its program is another's";
+			goto fail;
+		}
 	/* lsm/ and lsm.s/ (sleepable): LSM; fentry/ and tp_btf/: tracing. */
 	if (pi.type != (strncmp(bpf_program__section_name(p), "lsm", 3) ? BPF_PROG_TYPE_TRACING
 									 : BPF_PROG_TYPE_LSM) ||
@@ -288,9 +279,76 @@ static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
 			why = "it uses a map that is not the pinned state";
 			goto fail;
 		}
-	r->prog_id[i] = li.prog_id;
+	r->prog_id[i] = pi.id;
 	r->base[i] = pi.recursion_misses;
 	return true;
+fail:
+	sh_log("cannot resume %s (%s): loading the programs", path, why);
+	return false;
+}
+
+/*
+ * Program i, on demand and detached (demand.c), from its program pin of
+ * generation gen: an LSM program made for its own hook (the kernel's
+ * attach_btf_id, bpf_lsm_HOOK), then judged as a linked one.
+ */
+static bool take_unlinked(struct judge *j, int i, const char *pin_dir, unsigned gen,
+			  struct sh_resumed *r)
+{
+	const struct bpf_program *p = *j->s->progs[i].prog;
+	const char *sec = bpf_program__section_name(p), *hook = strchr(sec, '/');
+	struct bpf_prog_info pi = {};
+	__u32 len = sizeof(pi);
+	char path[PATH_MAX + 256], fn[128];
+
+	sh_pin_path(path, sizeof(path), pin_dir, gen, "prog", bpf_program__name(p));
+	r->prog_fd[i] = bpf_obj_get(path);
+	if (r->prog_fd[i] < 0 || bpf_obj_get_info_by_fd(r->prog_fd[i], &pi, &len)) {
+		sh_log("cannot resume %s (%s): loading the programs", path, strerror(errno));
+		return false;
+	}
+	if (!hook || strncmp(sec, "lsm", 3) ||
+	    snprintf(fn, sizeof(fn), "bpf_lsm_%s", hook + 1) >= (int)sizeof(fn) ||
+	    pi.type != BPF_PROG_TYPE_LSM ||
+	    btf__find_by_name_kind(j->vmlinux, fn, BTF_KIND_FUNC) != (int)pi.attach_btf_id) {
+		sh_log("cannot resume %s (not a program for its hook): loading the programs", path);
+		return false;
+	}
+	return judge_prog(j, i, path, r);
+}
+
+/* Program i's link pinned in generation gen, judged (see sh_resume_check);
+ * on success its link and program fds are in r (a program on demand
+ * detached: its program alone). */
+static bool take_prog(struct judge *j, int i, const char *pin_dir, unsigned gen,
+		      struct sh_resumed *r)
+{
+	const struct bpf_program *p = *j->s->progs[i].prog;
+	const char *name = bpf_program__name(p);
+	struct bpf_link_info li = {};
+	__u32 len = sizeof(li);
+	char path[PATH_MAX + 256];
+	const char *why = NULL;
+
+	sh_pin_path(path, sizeof(path), pin_dir, gen, "link", name);
+	r->link_fd[i] = bpf_obj_get(path);
+	/* A program on demand detached (demand.c): its program's own pin. */
+	if (r->link_fd[i] < 0 && errno == ENOENT && sh_pin_demand(name))
+		return take_unlinked(j, i, pin_dir, gen, r);
+	if (r->link_fd[i] < 0 || bpf_obj_get_info_by_fd(r->link_fd[i], &li, &len)) {
+		why = strerror(errno);
+		goto fail;
+	}
+	if (!on_its_hook(j, p, r->link_fd[i], &li)) {
+		why = "not a link on its hook";
+		goto fail;
+	}
+	r->prog_fd[i] = bpf_prog_get_fd_by_id(li.prog_id);
+	if (r->prog_fd[i] < 0) {
+		why = strerror(errno);
+		goto fail;
+	}
+	return judge_prog(j, i, path, r);
 fail:
 	sh_log("cannot resume %s (%s): loading the programs", path, why);
 	return false;
@@ -420,14 +478,19 @@ bool sh_resume_gen_ours(const struct bpf_object_skeleton *s, const char *pin_dir
 }
 
 int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
-		     const struct sh_resumed *r)
+		     const struct sh_resumed *r, uint32_t need)
 {
 	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++) {
+		uint32_t demand = sh_pin_demand(bpf_program__name(*s->progs[i].prog));
+		enum bpf_attach_type type;
 		int lfd, err;
 
-		if (r->prog_fd[i] < 0 || *s->progs[i].link)
+		if (r->prog_fd[i] < 0 || *s->progs[i].link || (demand && !(demand & need)))
 			continue;
-		lfd = bpf_link_create(r->prog_fd[i], 0, BPF_LSM_MAC, NULL);
+		/* Each kind as libbpf links it: LSM, fentry, BTF raw tracepoint. */
+		type = bpf_program__expected_attach_type(*s->progs[i].prog);
+		lfd = type == BPF_TRACE_RAW_TP ? bpf_raw_tracepoint_open(NULL, r->prog_fd[i])
+					       : bpf_link_create(r->prog_fd[i], 0, type, NULL);
 		if (lfd < 0)
 			return -errno;
 		err = pin_as_ours(s, i, lfd, pin_dir, gen);

@@ -33,7 +33,8 @@ void sh_resume_release(struct sh_resumed *r);
  * Before the load, with the state maps adopted from generation gen:
  * whether gen was pinned by this build on this kernel (its build mark:
  * the BPF object's digest, the programs loaded, the constants set),
- * and every program this kernel loads is linked there as an LSM program
+ * and every program this kernel loads is linked there (or, on demand and
+ * detached, pinned there as a program for its hook) as an LSM program
  * of its name that uses no map but the adopted ones and its own
  * constants and scratch. Then r holds the programs and their links, and
  * the skeleton loads no program and creates no scratch. Otherwise false,
@@ -50,9 +51,10 @@ int sh_resume_links(const struct bpf_object_skeleton *s, const char *pin_dir, un
 bool sh_resume_gen_ours(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
 			const struct sh_resumed *r);
 /* A wake after a rest: a new link for every resumed program without one,
- * pinned as generation gen's; 0 or -errno. */
+ * pinned as generation gen's, but programs on demand (sh_pin_demand)
+ * whose flags need does not have; 0 or -errno. */
 int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, unsigned gen,
-		     const struct sh_resumed *r);
+		     const struct sh_resumed *r, uint32_t need);
 /* Marks generation gen as this build's (PIN_DIR/gen-N/build, a frozen
  * one-entry map), so that the next daemon of this build may resume it. */
 int sh_resume_mark(const struct sharness_bpf *skel, const struct sh_resumed *r,
