@@ -179,7 +179,13 @@ check "... whose allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 check "... both generations pinned" "$(ls -d "$PIN"/gen-* | wc -l)" 2
 mv "$F/tpin.policy" "$SH_TMP/policies/tpin.policy"
 rm "$SH_TMP/policies/tother.policy"
+nres=$(grep -c 'resumed the' "$SH_TMP/daemon.err")
 start_daemon --detach-idle 0 || { fail "daemon starts after a failed one"; exit 1; }
+# It takes over the failed daemon's programs (its generation was marked and
+# linked): the rests and wakes below are a resumed daemon's, each program
+# linked again from its descriptor as the kind it is.
+check "fresh maps: the next daemon resumes the failed one's programs" \
+	"$(grep -c 'resumed the' "$SH_TMP/daemon.err")" $((nres + 1))
 check "fresh maps: the run is tagged again" "$($CTL status | grep -c '(run)')" 1
 check "fresh maps: the run is still refused" "$(ask /usr/bin/id)" "err EPERM"
 check "fresh maps: allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
@@ -224,6 +230,8 @@ $CTL tag /sys/fs/cgroup/t_rest tpin
 check "tag during a detach: attached once it is over" \
 	"$(awake; echo $?) $(ls "$PIN"/gen-*/ | grep -c '^link_')" "0 $(tracing_links)"
 check_match "tag: programs in the kernel" "$(tracing_links)" '^[1-9][0-9]*$'
+check "tag: the fentry and raw tracepoint programs linked again too" \
+	"$(ls "$PIN"/gen-*/ | grep -cE '^link_sh_(cgroup_move|cgroup_mkdir|dir_move)$')" 3
 check "a process moved into the tagged cgroup is held" "$(/usr/bin/bash -c \
 	"echo \$\$ >/sys/fs/cgroup/t_rest/cgroup.procs && exec $TRY exec /usr/bin/nproc")" "err EPERM"
 check "rests and wakes are logged" \
@@ -246,31 +254,6 @@ check "... and its daemon-stop record" \
 	"$(jq -r 'select(.event=="daemon-stop") | .enforcement' "$AUDIT" | tail -n 1)" nothing-tagged
 check "... no sharnessd left running" "$(pgrep -xc sharnessd)" 0
 
-# A daemon that resumed its predecessor's programs rests and wakes as well:
-# each program linked again from its descriptor, as the kind it is (LSM,
-# fentry, BTF raw tracepoint).
-start_daemon --detach-idle never || { fail "daemon starts to be resumed"; exit 1; }
-mkdir -p /sys/fs/cgroup/t_rest
-$CTL tag /sys/fs/cgroup/t_rest tpin
-stop_daemon KILL
-start_daemon --detach-idle 0 || { fail "daemon resumes"; exit 1; }
-check_match "resumed daemon: it resumed" "$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" \
-	"resumed the [1-9][0-9]* programs of "
-$CTL untag /sys/fs/cgroup/t_rest
-wait_until resting
-check "resumed daemon, untagged: resting, no program attached" "$?/$(tracing_links)" "0/0"
-$CTL tag /sys/fs/cgroup/t_rest tpin
-check "resumed daemon: a tag after a rest" "$?" 0
-check "... every resumed program linked again (fentry and raw tracepoints too)" \
-	"$(ls "$PIN"/gen-*/ | grep -c '^link_')" "$(tracing_links)"
-check "... the fentry and raw tracepoint programs among them" \
-	"$(ls "$PIN"/gen-*/ | grep -cE '^link_sh_(cgroup_move|cgroup_mkdir|dir_move)$')" 3
-check "... a process moved into the tagged cgroup is held" "$(/usr/bin/bash -c \
-	"echo \$\$ >/sys/fs/cgroup/t_rest/cgroup.procs && exec $TRY exec /usr/bin/nproc")" "err EPERM"
-$CTL untag /sys/fs/cgroup/t_rest
-rmdir /sys/fs/cgroup/t_rest
-wait_until resting
-stop_daemon TERM
 "$SH_BUILD/sharnessd" --detach-idle soon --pin-dir "$PIN" --socket "$SOCK" 2>"$F/d.err"
 check "--detach-idle soon: exit 1" "$?" 1
 check_match "--detach-idle soon: says what it takes" "$(cat "$F/d.err")" "seconds .0 to 86400. or 'never'"

@@ -511,10 +511,11 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	/* While a set has patterns, the programs look at every task: a
 	 * cgroup may be tagged at any time. */
 	switch_slot(e, ns, set, nt, nnt, ntag_new + pattern);
-	sh_demand_trim(e);
 	sh_patterns_retire(e);
 	sh_patterns_refresh(e);
 	sh_enforcer_retire_old(e);
+	/* After the older generations: a resumed link is pinned there too. */
+	sh_demand_trim(e);
 	return 0;
 
 out:

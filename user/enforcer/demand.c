@@ -114,7 +114,8 @@ int sh_demand_need(struct sh_enforcer *e, uint32_t flags)
 		return 0;
 	sh_log("cannot attach the programs a policy needs: %s", strerror(-err));
 	/* What this attach made and could not pin goes (the policy is not
-	 * written); what is in force still has its links. */
+	 * written), and what it pinned but nothing in force needs; what is
+	 * in force still has its links. */
 	for (int i = 0; i < e->skel->skeleton->prog_cnt; i++) {
 		struct bpf_link **l = e->skel->skeleton->progs[i].link;
 
@@ -123,7 +124,7 @@ int sh_demand_need(struct sh_enforcer *e, uint32_t flags)
 			*l = NULL;
 		}
 	}
-	e->need = sh_demand_in_force(e);
+	sh_demand_trim(e);
 	return err;
 }
 
@@ -134,7 +135,9 @@ void sh_demand_trim(struct sh_enforcer *e)
 	int n = 0;
 
 	e->need = sh_demand_in_force(e);
-	if (!e->attached)
+	/* An older generation may pin the same links (resumed): they are
+	 * left to the next trim once it is gone (apply retires it first). */
+	if (!e->attached || e->old_gens_pending)
 		return;
 	for (int i = 0; i < s->prog_cnt && n < SH_MAX_PROGS; i++) {
 		struct bpf_link **l = s->progs[i].link;

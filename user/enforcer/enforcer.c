@@ -407,8 +407,11 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 	 * demand linked from the start, not from the first apply. */
 	if (e->adopted) {
 		err = sh_demand_need(e, sh_demand_in_force(e));
-		if (err)
+		if (err) {
+			/* The generations before still hold the trees. */
+			sh_pin_remove_gen(e->pin_dir, e->gen);
 			goto fail;
+		}
 	}
 	*out = e;
 	return 0;

@@ -76,9 +76,10 @@ int sh_enforcer_wake(struct sh_enforcer *e);
  * but those on demand that e->need does not ask for. sh_demand_need:
  * before a policy with those flags is written, the programs it needs
  * linked and pinned (where the programs are attached; 0 or -errno, and
- * then nothing more is linked than before). sh_demand_trim: after a switch
- * of the set in force (or an apply that failed), those it does not need
- * detached. sh_demand_pin_progs: the programs on demand pinned as
+ * then no more is linked than what is in force needs, once the older
+ * generations are gone). sh_demand_trim: after a switch of the set in
+ * force (or an apply that failed), those it does not need detached (not
+ * while older generations are pinned: they may pin the same links). sh_demand_pin_progs: the programs on demand pinned as
  * generation gen's.
  */
 uint32_t sh_demand_flags(const struct sh_policy_set *set);
