@@ -343,6 +343,14 @@ mv "$SH_TMP"/off/*.policy "$SH_TMP/policies/"
 $CTL policy reload >/dev/null
 check "a reload that brings [net] rules back" "$?" 0
 check "... links the four before it returns" "$(demand_pins) $(linked sh_socket_sendmsg)" "4 1"
+# Root in a tree with [net] rules takes the send program's link pin away:
+# bpffs is the enforcer's (hook cgroup), and the link stays.
+lp=$(ls -d "$PIN"/gen-* | tail -n 1)/link_sh_socket_sendmsg
+r0=$(audit_count ".op==\"unlink\" and .target==\"$lp\"")
+run_in_tree tnet "$TRY" unlink "$lp"
+check "a tree unlinking sh_socket_sendmsg's link pin: refused" "$OUT" "err EPERM"
+check "... recorded" "$(audit_wait ".op==\"unlink\" and .target==\"$lp\"" $((r0 + 1)))" $((r0 + 1))
+check "... the link still pinned and in the kernel" "$(demand_pins) $(linked sh_socket_sendmsg)" "4 1"
 q='.hook=="net" and .op=="send" and .target=="udp 127.0.0.1:7005" and .action=="deny"'
 r0=$(audit_count "$q")
 n0=$(counter deny_net)

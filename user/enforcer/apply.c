@@ -476,10 +476,10 @@ int sh_enforcer_apply(struct sh_enforcer *e, struct sh_policy_set *set,
 	}
 	err = fill_slot(e, ns, set, errs);
 	pattern = sh_patterns_any(set);
-	/* The programs on demand this set needs, where the programs are
-	 * attached (demand.c); then the programs are attached before the
-	 * first tag (or pattern) is written. */
-	if (!err && sh_demand_need(e, sh_demand_flags(set))) {
+	/* The programs on demand the set just written into slot ns needs,
+	 * where the programs are attached (demand.c); then the programs are
+	 * attached before the first tag (or pattern) is written. */
+	if (!err && sh_demand_need(e, sh_demand_slot(e, ns))) {
 		sh_errors_add(errs, "cannot attach the programs its policies need (see the "
 			      "daemon's log): the policies in force are unchanged");
 		err = -EIO;

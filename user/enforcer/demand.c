@@ -29,27 +29,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "compile.h"
 #include "enforcer_int.h"
 #include "sharness.skel.h"
 #include "util.h"
 
-uint32_t sh_demand_flags(const struct sh_policy_set *set)
-{
-	uint32_t f = 0;
-
-	for (size_t i = 0; i < set->n; i++)
-		f |= sh_compile_flags(&set->pols[i]);
-	return f;
-}
-
-uint32_t sh_demand_in_force(const struct sh_enforcer *e)
+uint32_t sh_demand_slot(const struct sh_enforcer *e, unsigned slot)
 {
 	int fd = bpf_map__fd(e->skel->maps.policies);
 	uint32_t f = 0;
 
 	for (uint32_t i = 0; i < SH_MAX_POLICIES; i++) {
-		uint32_t k = (e->slot & 1) * SH_MAX_POLICIES + i;
+		uint32_t k = (slot & 1) * SH_MAX_POLICIES + i;
 		struct sh_policy_conf c;
 
 		/* A table that cannot be read needs everything. */
@@ -92,7 +82,6 @@ static bool missing(const struct sh_enforcer *e)
 
 	for (int i = 0; i < s->prog_cnt && i < SH_MAX_PROGS; i++) {
 		const struct bpf_program *p = *s->progs[i].prog;
-
 		struct bpf_link *l = *s->progs[i].link;
 
 		if (l ? !bpf_link__pin_path(l)
@@ -134,7 +123,7 @@ void sh_demand_trim(struct sh_enforcer *e)
 	struct bpf_link *gone[SH_MAX_PROGS];
 	int n = 0;
 
-	e->need = sh_demand_in_force(e);
+	e->need = sh_demand_slot(e, e->slot);
 	/* An older generation may pin the same links (resumed): they are
 	 * left to the next trim once it is gone (apply retires it first). */
 	if (!e->attached || e->old_gens_pending)
@@ -198,10 +187,10 @@ void sh_links_close(struct sh_enforcer *e)
 {
 	e->detach_done = false;
 	e->detach_running = pthread_create(&e->detach_thread, NULL, close_links, e) == 0;
-	if (!e->detach_running)
+	if (!e->detach_running) {
 		close_links(e);
-	if (!e->detach_running)
 		e->ndetaching = 0;
+	}
 }
 
 void sh_links_close_wait(struct sh_enforcer *e)

@@ -406,7 +406,7 @@ int sh_enforcer_open(struct sh_enforcer **out, sh_event_fn fn, void *ctx,
 	/* The policies in force in adopted maps have their programs on
 	 * demand linked from the start, not from the first apply. */
 	if (e->adopted) {
-		err = sh_demand_need(e, sh_demand_in_force(e));
+		err = sh_demand_need(e, sh_demand_slot(e, e->slot));
 		if (err) {
 			/* The generations before still hold the trees. */
 			sh_pin_remove_gen(e->pin_dir, e->gen);

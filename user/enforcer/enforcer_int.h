@@ -70,9 +70,9 @@ void sh_enforcer_retire_old(struct sh_enforcer *e);
 int sh_enforcer_wake(struct sh_enforcer *e);
 
 /*
- * Programs attached on demand (demand.c). sh_demand_flags: the policy
- * flags of a set; sh_demand_in_force: of the valid entries of the policy
- * table's slot in force. sh_demand_attach: every program linked and pinned
+ * Programs attached on demand (demand.c). sh_demand_slot: the policy
+ * flags of the valid entries of the policy table's slot (e->slot: the
+ * one in force). sh_demand_attach: every program linked and pinned
  * but those on demand that e->need does not ask for. sh_demand_need:
  * before a policy with those flags is written, the programs it needs
  * linked and pinned (where the programs are attached; 0 or -errno, and
@@ -82,8 +82,7 @@ int sh_enforcer_wake(struct sh_enforcer *e);
  * while older generations are pinned: they may pin the same links). sh_demand_pin_progs: the programs on demand pinned as
  * generation gen's.
  */
-uint32_t sh_demand_flags(const struct sh_policy_set *set);
-uint32_t sh_demand_in_force(const struct sh_enforcer *e);
+uint32_t sh_demand_slot(const struct sh_enforcer *e, unsigned slot);
 int sh_demand_attach(struct sh_enforcer *e);
 int sh_demand_need(struct sh_enforcer *e, uint32_t flags);
 void sh_demand_trim(struct sh_enforcer *e);
