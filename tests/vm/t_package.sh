@@ -10,8 +10,8 @@
 # its own policy directory, and its own sharnessctl enforce: a command
 # refused under a shipped policy (errno and audit record) next to an
 # allowed control, for an exec and for a write. Its man pages render, its
-# completion loads and offers the running daemon's policies, and its
-# postinst, with the packaged probe on this kernel, enables the unit.
+# completion loads and offers the running daemon's policies. First of all,
+# its postinst, with the packaged probe on this kernel, enables the unit.
 SH_OWN_PIN=1   # loads, adoption and pins are what it tests: no shared pins
 . "$(dirname "$0")/lib.sh"
 
@@ -31,12 +31,6 @@ PCTL="$ROOT/usr/bin/sharnessctl --socket $SOCK --pin-dir $PIN"
 POL=$ROOT/etc/sharness/policies
 same() { cmp -s "$1" "$2" && echo same || echo differs; }
 
-# The packaged probe on this kernel: it can enforce. (It loads and
-# attaches every program: before any daemon of this file has, as on a
-# host the package is first installed on.)
-"$NEW/usr/bin/sharnessctl" probe >"$SH_TMP/probe.out" 2>&1
-check "packaged sharnessctl probe: exit 0 on this kernel" "$?" 0
-
 # systemd's tools are recording stand-ins. deb-systemd-invoke's restart
 # does what systemd's does for the unit: the running daemon ($OLD_PID)
 # stops, and the packaged one starts (its start returns once enforcing).
@@ -53,6 +47,19 @@ while kill -0 "\$OLD_PID" 2>/dev/null; do i=\$((i + 1)); [ \$i -lt 600 ] || exit
 exec "$PD" --policy-dir "$POL" --audit-log "$AUDIT" --socket "$SOCK" --pin-dir "$PIN" 2>>"$SH_TMP/daemon.err"
 STUB
 chmod +x "$SH_TMP/stubs"/*
+: >"$SH_TMP/calls"
+
+# The postinst of a first install runs the packaged probe on this kernel
+# (which can enforce: it loads and attaches every program, before any
+# daemon of this file has, as on a host the package is first installed
+# on), and enables the unit.
+dpkg-deb -e "$deb" "$SH_TMP/ctl"
+PATH="$SH_TMP/stubs:$NEW/usr/bin:$PATH" sh "$SH_TMP/ctl/postinst" configure "" >"$SH_TMP/postinst.out" 2>&1
+check "postinst (first install) exits 0" "$?" 0
+check "postinst: the packaged probe says this kernel can enforce, so the unit is enabled" \
+	"$(grep -cx 'deb-systemd-helper enable sharnessd.service' "$SH_TMP/calls")" 1
+check_match "postinst: it says so" "$(cat "$SH_TMP/postinst.out")" "can enforce; sharnessd.service is enabled"
+check "postinst: no unit started without systemd" "$(grep -c 'deb-systemd-invoke' "$SH_TMP/calls")" 0
 : >"$SH_TMP/calls"
 
 # ---- an upgrade as dpkg does it, over a live tree -------------------------
@@ -224,16 +231,6 @@ got=$(bash -c '
 	_sharnessctl "$2" "" --policy 2>/dev/null
 	printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$comp" "$ROOT/usr/bin/sharnessctl" "$SOCK")
 check "the completion loads and offers the daemon's policies" "$?:$got" "0:agent demo harness "
-
-# The postinst, with the packaged probe on this kernel (which can
-# enforce), enables the unit on a first install.
-dpkg-deb -e "$deb" "$SH_TMP/ctl"
-: >"$SH_TMP/calls"
-PATH="$SH_TMP/stubs:$ROOT/usr/bin:$PATH" sh "$SH_TMP/ctl/postinst" configure "" >"$SH_TMP/postinst.out" 2>&1
-check "postinst (first install) exits 0" "$?" 0
-check "postinst: the packaged probe says this kernel can enforce, so the unit is enabled" \
-	"$(grep -cx 'deb-systemd-helper enable sharnessd.service' "$SH_TMP/calls")" 1
-check_match "postinst: it says so" "$(cat "$SH_TMP/postinst.out")" "can enforce; sharnessd.service is enabled"
 
 # The packaged sharnessctl unloads the packaged daemon.
 $PCTL unload >/dev/null 2>&1

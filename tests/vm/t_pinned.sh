@@ -87,41 +87,39 @@ check_match "... resumed from the resumed generation" \
 	"$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" "resumed the [1-9][0-9]* programs of $PIN/gen-2 "
 check "... still refused" "$(ask /usr/bin/id)" "err EPERM"
 check "... allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
-# Control: a generation without its build mark (pinned by a build before
-# marks, or a mark that cannot be read) is not resumed; the daemon loads
-# and attaches its own programs, and the tree stays held throughout.
+# Controls: a generation the daemon may not take over is not resumed; it
+# loads and attaches its own programs, and the tree stays held throughout.
+# Two such cases, one a kernel (each costs a load, 20 s under emulation;
+# what refuses is the same user-space code on both): where the kernel has
+# both sh_inode_remove hooks (6.2 on), links swapped between them; where it
+# has not, a generation without its build mark (pinned by a build before
+# marks, or a mark that cannot be read).
+G=$(ls -d "$PIN"/gen-* | tail -n 1)
 stop_daemon KILL
-rm "$PIN"/gen-*/build
-check "no build mark, no daemon: still refused" "$(ask /usr/bin/id)" "err EPERM"
-start_daemon || { fail "daemon restarts without a build mark"; exit 1; }
+if [ ! -e "$G/link_sh_inode_remove_acl" ]; then
+	rm "$G/build"
+	why="generation 3 has no build mark"
+else
+	# A link pinned under another program's name is not taken over, though
+	# the kernel's 15-character program names of the two agree
+	# (sh_inode_remove): the hook it is on is not its own.
+	mv "$G/link_sh_inode_remove_acl" "$G/swap" &&
+		mv "$G/link_sh_inode_removexattr" "$G/link_sh_inode_remove_acl" &&
+		mv "$G/swap" "$G/link_sh_inode_removexattr"
+	why="cannot resume $G/link_sh_inode_remove.* .not a link on its hook.: loading the programs"
+fi
+check "not to be resumed, no daemon: still refused" "$(ask /usr/bin/id)" "err EPERM"
+start_daemon || { fail "daemon restarts over a generation not to be resumed"; exit 1; }
 ids2=$(prog_ids)
-check "no build mark: the restart loads programs of its own" \
+check "not resumed: the restart loads programs of its own" \
 	"$(comm -12 <(tr ' ' '\n' <<<"$ids0" | sort) <(tr ' ' '\n' <<<"$ids2" | sort) | grep -c .) ${ids2:+loaded}" \
 	"0 loaded"
-check_match "... and says why" "$(cat "$SH_TMP/daemon.err")" "generation 3 has no build mark"
+check_match "... and says why" "$(cat "$SH_TMP/daemon.err")" "$why"
 check "... still refused" "$(ask /usr/bin/id)" "err EPERM"
 check "... allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 check "... the run is still listed" "$($CTL status | grep -c '(run)')" 1
 check "... its daemon-start record: maps adopted, programs loaded" \
 	"$(jq -r 'select(.event=="daemon-start") | "\(.adopted) \(.resumed)"' "$AUDIT" | tail -n 1)" "1 0"
-# Control: a link pinned under another program's name is not taken over,
-# though the kernel's 15-character program names of the two agree
-# (sh_inode_remove): the hook it is on is not its own. Where the kernel
-# has both hooks (6.2 on), their pins are swapped before a restart.
-G=$(ls -d "$PIN"/gen-* | tail -n 1)
-if [ -e "$G/link_sh_inode_remove_acl" ]; then
-	stop_daemon KILL
-	mv "$G/link_sh_inode_remove_acl" "$G/swap" &&
-		mv "$G/link_sh_inode_removexattr" "$G/link_sh_inode_remove_acl" &&
-		mv "$G/swap" "$G/link_sh_inode_removexattr"
-	start_daemon || { fail "daemon restarts over swapped pins"; exit 1; }
-	check_match "swapped pins: not resumed, and it says why" "$(cat "$SH_TMP/daemon.err")" \
-		"cannot resume $G/link_sh_inode_remove.* .not a link on its hook.: loading the programs"
-	check "... programs of its own" \
-		"$(jq -r 'select(.event=="daemon-start") | .resumed' "$AUDIT" | tail -n 1)" 0
-	check "... still refused" "$(ask /usr/bin/id)" "err EPERM"
-	check "... allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
-fi
 
 $CTL unload 2>"$F/unload.err"
 check "unload refused while a run is tagged" "$?" 1
