@@ -271,18 +271,8 @@ unload_all() {
 	DAEMON_PID=
 }
 
-# The kernel's counts in the newest generation of $PIN set back to zero,
-# as a load starts them (one bpftool process; no daemon may be running).
-zero_counters() {
-	local g n i
-	g=$(ls -d "$PIN"/gen-* 2>/dev/null | sort -t- -k2 -n | tail -n 1)
-	[ -e "$g/map_counters" ] || return 1
-	n=$(bpftool -j map show pinned "$g/map_counters" | jq .max_entries) || return 1
-	for ((i = 0; i < n; i++)); do
-		echo "map update pinned $g/map_counters key $((i & 255)) $((i >> 8)) 0 0 value 0 0 0 0 0 0 0 0"
-	done >"$SH_TMP/zero.batch"
-	bpftool batch file "$SH_TMP/zero.batch" >/dev/null
-}
+# zero_counters PIN BATCH
+. "$(dirname "${BASH_SOURCE[0]}")/counters.sh"
 
 # A file's end with the shared pins: its policies go (an empty reload,
 # whose apply drops every tag no policy or run claims), the daemon stops
@@ -302,7 +292,7 @@ hand_over() {
 		why="$(counter tagged) cgroups still tagged"
 	else
 		stop_daemon
-		zero_counters && return 0
+		zero_counters "$PIN" "$SH_TMP/zero.batch" && return 0
 		why="the counts could not be set back"
 	fi
 	# Said on the console: the next file loads the programs (seconds).

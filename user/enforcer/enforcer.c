@@ -128,8 +128,10 @@ static int resume_and_pin(struct sh_enforcer *e, unsigned old_gen,
 	unsigned gen = old_gen + 1, n = 0;
 	int err = sharness_bpf__load(e->skel);
 
-	if (!err)
+	if (!err) {
+		sh_probe_verifier_stats(e->skel, stderr);  /* none verified */
 		err = pin_maps(e, gen);
+	}
 	if (err)
 		return err;
 	err = sh_resume_links(e->skel->skeleton, e->pin_dir, gen, &e->res);
@@ -171,6 +173,7 @@ static int attach_and_pin(struct sh_enforcer *e, unsigned gen,
 
 	if (err)
 		return err;
+	sh_probe_verifier_stats(e->skel, stderr);
 	err = pin_maps(e, gen);
 	if (err)
 		return err;

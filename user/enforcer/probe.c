@@ -128,7 +128,8 @@ int sh_probe_open(struct sharness_bpf **out)
 		return err;
 	}
 	/* SHARNESS_VERIFIER_STATS=1: the verifier's statistics of every
-	 * program, printed by `probe` (the suite checks their headroom). */
+	 * program, printed by `probe` and by a daemon that loads them (the test
+	 * suite checks their headroom). */
 	if (getenv("SHARNESS_VERIFIER_STATS"))
 		bpf_object__for_each_program(p, (*out)->obj) {
 			char *buf = calloc(1, 4096);
@@ -141,7 +142,7 @@ int sh_probe_open(struct sharness_bpf **out)
 	return 0;
 }
 
-static void print_verifier_stats(struct sharness_bpf *skel)
+void sh_probe_verifier_stats(struct sharness_bpf *skel, FILE *out)
 {
 	struct bpf_program *p;
 	size_t n;
@@ -154,7 +155,7 @@ static void print_verifier_stats(struct sharness_bpf *skel)
 		s = log ? strstr(log, "processed ") : NULL;
 		t = log ? strstr(log, "verification time ") : NULL;
 		if (s && bpf_program__autoload(p))
-			printf("verifier: %s %.*s%s%.*s\n", bpf_program__name(p),
+			fprintf(out, "verifier: %s %.*s%s%.*s\n", bpf_program__name(p),
 			       (int)strcspn(s, "\n"), s, t ? "; " : "",
 			       t ? (int)strcspn(t, "\n") : 0, t ? t : "");
 		bpf_program__set_log_buf(p, NULL, 0);
@@ -174,7 +175,7 @@ static int load_and_attach(struct sharness_bpf **out)
 
 	err = sharness_bpf__load(skel);
 	if (!err)
-		print_verifier_stats(skel);
+		sh_probe_verifier_stats(skel, stdout);
 	if (!err) {
 		t1 = sh_now_ns(CLOCK_MONOTONIC);
 		err = sharness_bpf__attach(skel);

@@ -40,5 +40,9 @@ struct sharness_bpf;
 /* Opens the skeleton (not loaded yet) with only the programs whose hooks
  * this kernel has in the form they expect; 0 or -errno. */
 int sh_probe_open(struct sharness_bpf **out);
+/* With SHARNESS_VERIFIER_STATS set, one line to out per program loaded,
+ * the verifier's statistics (what sh_probe_open asked it for); the test
+ * suite checks their headroom. Frees the buffers they were read from. */
+void sh_probe_verifier_stats(struct sharness_bpf *skel, FILE *out);
 
 #endif
