@@ -351,6 +351,10 @@ run_in_tree tnet "$TRY" unlink "$lp"
 check "a tree unlinking sh_socket_sendmsg's link pin: refused" "$OUT" "err EPERM"
 check "... recorded" "$(audit_wait ".op==\"unlink\" and .target==\"$lp\"" $((r0 + 1)))" $((r0 + 1))
 check "... the link still pinned and in the kernel" "$(demand_pins) $(linked sh_socket_sendmsg)" "4 1"
+: >"$SH_TMP/unlinkme"
+run_in_tree tnet "$TRY" unlink "$SH_TMP/unlinkme"
+check "... its twin: the same tree unlinks a file no rule protects" \
+	"$OUT $([ -e "$SH_TMP/unlinkme" ] && echo kept || echo gone)" "ok gone"
 q='.hook=="net" and .op=="send" and .target=="udp 127.0.0.1:7005" and .action=="deny"'
 r0=$(audit_count "$q")
 n0=$(counter deny_net)
