@@ -103,6 +103,16 @@ out=$(echo '{"id":"c","status":"creating","pid":1,"annotations":{"org.sharness.p
 	"$tmp/root/usr/libexec/sharness/sharness-oci-hook" --socket "$tmp/none.sock" 2>&1; echo "rc=$?")
 check_has "... and refuses an annotated one it cannot hold (no daemon at the socket)" \
 	"$(tr '\n' ' ' <<<"$out")" "sharness-oci-hook: container c: cannot reach sharnessd at $tmp/none.sock.*rc=1"
+# The state's status at createRuntime: "creating" (runc), "created"
+# (crun 1.8); both go on to the daemon. A later stage is refused.
+out=$(echo '{"id":"c","status":"created","pid":1,"annotations":{"org.sharness.policy":"p"}}' |
+	"$tmp/root/usr/libexec/sharness/sharness-oci-hook" --socket "$tmp/none.sock" 2>&1; echo "rc=$?")
+check_has "... a 'created' one (crun's state at createRuntime) likewise goes on to the daemon" \
+	"$(tr '\n' ' ' <<<"$out")" "sharness-oci-hook: container c: cannot reach sharnessd at $tmp/none.sock.*rc=1"
+out=$(echo '{"id":"c","status":"running","pid":1,"annotations":{"org.sharness.policy":"p"}}' |
+	"$tmp/root/usr/libexec/sharness/sharness-oci-hook" --socket "$tmp/none.sock" 2>&1; echo "rc=$?")
+check_has "... a 'running' one (a later stage: its command may have run) is refused" \
+	"$(tr '\n' ' ' <<<"$out")" "container c: the container is 'running', not 'creating' or 'created': run this hook at createRuntime.*rc=1"
 check_has "the packaged policies pass policy check" \
 	"$("$tmp/root/usr/bin/sharnessctl" policy check "$tmp/root/etc/sharness/policies" 2>&1)" \
 	"policy 'agent' ok.*"

@@ -147,10 +147,18 @@ int main(int argc, char **argv)
 	if (!policy || !*policy)
 		return fail("annotation " ANNOTATION " is no policy name");
 	/* createRuntime: the init is in the container's cgroup, its command
-	 * not yet run. At any later stage the command may have run. */
+	 * not yet run. The spec's state there is "creating"; crun (1.8)
+	 * says "created", which the spec defines as a container whose
+	 * process has not yet run the user's program either. At any later
+	 * stage ("running", "stopped") the command may have run. A hook run
+	 * at a stage inside the container (createContainer, startContainer)
+	 * is itself a second process in the cgroup: the daemon refuses the
+	 * tag (the init must be the one process there). */
 	v = json_object_get(state, "status");
-	if (!json_is_string(v) || strcmp(json_string_value(v), "creating"))
-		return fail("the container is '%s', not 'creating': run this hook at createRuntime",
+	if (!json_is_string(v) || (strcmp(json_string_value(v), "creating") &&
+				   strcmp(json_string_value(v), "created")))
+		return fail("the container is '%s', not 'creating' or 'created': "
+			    "run this hook at createRuntime",
 			    json_is_string(v) ? json_string_value(v) : "?");
 	v = json_object_get(state, "pid");
 	pid = json_is_integer(v) ? (long)json_integer_value(v) : 0;
