@@ -190,6 +190,44 @@ check "... nor of one that is not the cgroup's one process (a shared cgroup)" "$
 kill "$s1" "$s2"
 wait "$s1" "$s2" 2>/dev/null
 rmdir "$D/byhand"
+
+# ---- crun (Debian's 1.8.1, podman's runtime there) -------------------------
+# crun makes the container's cgroup itself and clones its init straight
+# into it (clone3 with CLONE_INTO_CGROUP), where runc moves its init in;
+# `crun exec` does the same. Neither is a move: the child a host process
+# bears into a tree held from exec is pending from its birth (wall.c,
+# sh_task_alloc), sets the container up as the host's and is held from its
+# command's exec. strace shows that crun took that way.
+if ! command -v crun >/dev/null; then
+	fail "crun is installed (tools/setup installs it)"
+	exit 1
+fi
+RUNC=(strace -f -qq -e trace=clone3 -o "$SH_TMP/crun.trace" crun --root "$SH_TMP/crun")
+free "crun: a container in a cgroup of no tree: the exec and both writes work" \
+	"$(container cfree1 free-2)"
+d0=$(counter deny_exec)
+held "crun: held from exec, its init born in the cgroup: set up as the host's, its command held" \
+	ct-5 "$d0" "$(container cheld1 ct-5)"
+check "... crun cloned its init into the container's cgroup (clone3, CLONE_INTO_CGROUP)" \
+	"$(grep -c 'clone3(.*CLONE_INTO_CGROUP' "$SH_TMP/crun.trace")" 1
+RUNC=(crun --root "$SH_TMP/crun")
+jq --arg cg "/t_container/ct-6" '.linux.cgroupsPath = $cg | .process.args = ["sleep", "120"]' \
+	"$B/base.json" >"$B/config.json"
+(cd "$B" && "${RUNC[@]}" run -d cheld2 >/dev/null 2>&1 </dev/null)
+check "crun: a held container runs detached" "$?:$("${RUNC[@]}" state cheld2 | jq -r .status)" "0:running"
+out=$(strace -f -qq -e trace=clone3 -o "$SH_TMP/crun.trace" "${RUNC[@]}" exec cheld2 sh -c "$CMD" 2>&1)
+check "crun exec into it: held from the exec of its command" "$out rc=$?" "true=EPERM write=EPERM shm=ok rc=0"
+check "... its process born in the cgroup (clone3, CLONE_INTO_CGROUP)" \
+	"$(grep -c 'clone3(.*CLONE_INTO_CGROUP' "$SH_TMP/crun.trace")" 1
+check "... recorded under the container's cgroup" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"exec\" and .cgroup == \"$D/ct-6\" and .target == \"/opt/true\"")" 1
+"${RUNC[@]}" kill cheld2 KILL
+wait_until eval '[ "$("${RUNC[@]}" state cheld2 | jq -r .status)" = stopped ]'
+"${RUNC[@]}" delete cheld2
+d0=$(counter deny_exec)
+held "crun, the OCI hook: an annotated container held the same way" \
+	hook-3 "$d0" "$(hooked chook1 hook-3 ct)"
+RUNC=(runc --root "$SH_TMP/runc")
 stop_daemon
 out=$(hooked down1 down-1 ct)
 check_match "with the daemon stopped, an annotated container does not start" \
