@@ -92,7 +92,7 @@ all: $(BUILD)/sharnessd $(BUILD)/sharnessctl $(BUILD)/sharness-oci-hook
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/tests/vm:
 	$(Q)mkdir -p $@
 
-$(BPF_OBJ): bpf/sharness.bpf.c $(wildcard bpf/*.c bpf/lib/*.h) include/sharness.h vmlinux/vmlinux.h | $(BUILD)
+$(BPF_OBJ): bpf/sharness.bpf.c $(wildcard bpf/*.c bpf/lib/*.h include/*.h) vmlinux/vmlinux.h | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MF $@.d -c $< -o $@
 
@@ -161,7 +161,7 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 		-Iinclude $(INC_policy) -I$(BUILD) $(WARN)
 FUZZ_SRCS_policy  := $(addprefix user/policy/,policy.c policy_load.c policy_parse.c policy_keys.c \
 		       policy_paths.c policy_net.c policy_errors.c rules.c reslimit.c) \
-		     user/lib/caps.c user/lib/util.c user/lib/digest.c
+		     user/lib/caps.c user/lib/util.c user/lib/glob.c user/lib/digest.c
 FUZZ_SRCS_control := user/lib/control.c user/lib/util.c
 FUZZ_SRCS_json    := user/lib/json.c user/lib/util.c
 

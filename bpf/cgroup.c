@@ -28,21 +28,46 @@
  */
 #include "lib/verdict.h"
 
-/* A glob match in steps (bpf_loop): `*` any run of characters, `?` one;
- * every other byte itself. Backtracks to the last star only, which is
- * enough for globs of `*` and `?` (no classes). */
+/* A glob match in steps (bpf_loop): `*` any run of characters, `?` one,
+ * `[...]` one of a class (compiled by the daemon, map cg_classes: one
+ * step); every other byte itself. Backtracks to the last star only, which
+ * is enough for globs whose other items each match one byte. The same
+ * rules as sh_glob_match (user/lib/util.c). */
 struct glob_walk {
 	char name[SH_CGROUP_NAME_MAX];
 	char glob[SH_PATTERN_MAX];
 	__u32 nlen, plen, p, n, star_n;
 	__s32 star_p;
 	__s32 done;     /* 1: matches, -1: does not */
+	__u32 idx;      /* the pattern's index, for its classes */
 };
+
+/* The class that opens at w->p against the name's byte at w->n: 1 and
+ * *end past its ']' if the byte is of it, 0 if not, -1 where the daemon
+ * compiled no class there. (end is read from the map as 32 bits: with a
+ * bound it knows, 6.12's verifier would follow p through the steps.) */
+static __always_inline int glob_class(struct glob_walk *w, __u32 *end)
+{
+	struct sh_pattern_classes *k = bpf_map_lookup_elem(&cg_classes, &w->idx);
+	__u8 c = w->name[w->n & (SH_CGROUP_NAME_MAX - 1)];
+
+	if (!k)
+		return -1;
+	for (int j = 0; j < SH_PATTERN_CLASSES; j++) {
+		if (k->at[j] != w->p)
+			continue;
+		*end = k->end[j];
+		return (k->bits[j][(c >> 3) & 31] >> (c & 7)) & 1;
+	}
+	return -1;
+}
 
 static long glob_step(__u32 i, void *ctx)
 {
 	struct glob_walk *w = ctx;
 	char pc = w->p < w->plen ? w->glob[w->p & (SH_PATTERN_MAX - 1)] : 0;
+	__u32 end = 0;
+	int in;
 
 	if (w->n >= w->nlen) {
 		/* The name is used up: only stars may be left of the glob. */
@@ -53,20 +78,33 @@ static long glob_step(__u32 i, void *ctx)
 		w->done = w->p >= w->plen ? 1 : -1;
 		return 1;
 	}
-	if (pc == '*') {
+	if (pc == '[') {
+		in = glob_class(w, &end);
+		if (in < 0) {
+			w->done = 1;    /* no class compiled: held, not left free */
+			return 1;
+		}
+		if (in) {
+			w->p = end;
+			w->n++;
+			return 0;
+		}
+	} else if (pc == '*') {
 		w->star_p = w->p++;
 		w->star_n = w->n;
+		return 0;
 	} else if (pc && (pc == '?' || pc == w->name[w->n & (SH_CGROUP_NAME_MAX - 1)])) {
 		w->p++;
 		w->n++;
-	} else if (w->star_p >= 0) {
+		return 0;
+	}
+	if (w->star_p >= 0) {
 		w->p = w->star_p + 1;
 		w->n = ++w->star_n;
-	} else {
-		w->done = -1;
-		return 1;
+		return 0;
 	}
-	return 0;
+	w->done = -1;
+	return 1;
 }
 
 /* One slot's table against one name: the policy of the first pattern
@@ -98,6 +136,7 @@ static long pattern_one(__u32 i, void *ctx)
 	s->w.p = s->w.n = s->w.star_n = pat->pad;
 	s->w.star_p = (__s32)pat->pad - 1;
 	s->w.done = 0;
+	s->w.idx = idx;
 	bpf_loop(SH_CGROUP_NAME_MAX * SH_PATTERN_MAX, glob_step, &s->w, 0);
 	if (s->w.done != 1)
 		return 0;

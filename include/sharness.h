@@ -286,30 +286,8 @@ struct sh_cgroup_tag {
 	__u32 run_id; /* sharnessctl run id, 0 for tags from policy/tag */
 };
 
-/*
- * Cgroup patterns: a `cgroup =` line whose last component holds `*` or `?`
- * names the children of one directory (its parent) whose names match. The
- * programs tag such a child as it is made (tp_btf/cgroup_mkdir, before
- * kernfs makes the directory visible, so before any process can enter it);
- * the daemon tags those that exist at load. A tag made for a pattern has
- * SH_TAG_PATTERN in run_id. One table per slot, SH_MAX_PATTERNS entries
- * each (map cg_patterns, index slot * SH_MAX_PATTERNS + i), in the order
- * of the set's policies and lines; the first entry with parent 0 ends a
- * table. Counter SH_CNT_PATTERN_LOST counts matching cgroups the programs
- * could not tag (the tag map full).
- */
-#define SH_MAX_PATTERNS      32
-#define SH_PATTERN_MAX       64      /* a pattern's last component, with its NUL */
-#define SH_CGROUP_NAME_MAX   256     /* a cgroup's name, with its NUL */
-#define SH_TAG_PATTERN       0x80000000u
+#include "sharness_patterns.h"
 
-/* The name a cgroup a pattern matched was made with, and its directory
- * (bpf/cgroup.c, map pattern_names): the daemon names such a cgroup in
- * its records after it is removed (a container's, gone as it ends). */
-struct sh_cgroup_name {
-	__u64 parent;                  /* cgroup id of the directory */
-	char name[SH_CGROUP_NAME_MAX];
-};
 
 struct sh_cgroup_pattern {
 	__u64 parent;                  /* cgroup id of the directory; 0 ends the table */
@@ -626,6 +604,7 @@ SH_LAYOUT(struct sh_rule_key, 4 + 4 + SH_PATH_KEY_MAX);
 SH_FIELD(struct sh_rule_key, path, 8);
 SH_LAYOUT(struct sh_policy_conf, 16);
 SH_LAYOUT(struct sh_cgroup_pattern, 16 + SH_PATTERN_MAX);
+SH_LAYOUT(struct sh_pattern_classes, 5 * SH_PATTERN_CLASSES + 32 * SH_PATTERN_CLASSES);
 SH_LAYOUT(struct sh_cgroup_tag, 8);
 SH_LAYOUT(struct sh_task, 24);
 SH_LAYOUT(struct sh_inode_key, 16);

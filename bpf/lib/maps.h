@@ -79,6 +79,14 @@ struct {
 	__type(value, struct sh_cgroup_pattern);
 } cg_patterns SEC(".maps");
 
+/* Their `[...]` classes (sharness.h), compiled by the same apply. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SH_SLOTS * SH_MAX_PATTERNS);
+	__type(key, __u32);
+	__type(value, struct sh_pattern_classes);
+} cg_classes SEC(".maps");
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);

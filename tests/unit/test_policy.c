@@ -27,6 +27,7 @@
 #include "digest.h"
 #include "policy.h"
 #include "sharness.h"
+#include "glob.h"
 #include "util.h"
 
 /* room for an expected message naming two files */
@@ -938,11 +939,18 @@ static void test_cgroup_patterns(void **state)
 	(void)state;
 	snprintf(longp, sizeof(longp), "5: cgroup pattern '/sys/fs/cgroup/a/%.64s*': its last "
 		 "component is longer than 63 bytes", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-	expect_errors("err_cgroup_pattern.policy", -EINVAL, 3,
+	expect_errors("err_cgroup_pattern.policy", -EINVAL, 7,
 		      "3: cgroup pattern '/sys/fs/cgroup/a/**': '**' is not supported: a pattern "
-		      "names the children of one directory ('*' and '?' in its last component)",
-		      "4: cgroup pattern '/sys/fs/cgroup/a*/b': '*' and '?' may only stand in the "
-		      "last component (the directory above it is named as it is)", longp);
+		      "names the children of one directory ('*', '?' and '[...]' in its last "
+		      "component)",
+		      "4: cgroup pattern '/sys/fs/cgroup/a*/b': '*', '?' and '[' may only stand in "
+		      "the last component (the directory above it is named as it is)", longp,
+		      "8: cgroup pattern '/sys/fs/cgroup/a/ct-[0-9': a '[' class is not closed by ']'",
+		      "9: cgroup pattern '/sys/fs/cgroup/a/ct-[!]x': a '[...]' class names no byte",
+		      "10: cgroup pattern '/sys/fs/cgroup/a/ct-[z-a]': a range in a '[...]' class "
+		      "runs from high to low",
+		      "11: cgroup pattern '/sys/fs/cgroup/a[0]/b': '*', '?' and '[' may only stand in "
+		      "the last component (the directory above it is named as it is)");
 	assert_int_equal(sh_policy_parse_file(dpath("cgroup_pattern.policy"), &p, &e), 0);
 	assert_int_equal(p.ncgroups, 2);
 	assert_string_equal(p.cgroups[0], "/sys/fs/cgroup/a/agent@*.service");
@@ -965,8 +973,28 @@ static void test_glob_match(void **state)
 	assert_true(sh_glob_match("run-u?.scope", "run-u7.scope"));
 	assert_false(sh_glob_match("run-u?.scope", "run-u17.scope"));
 	assert_true(sh_glob_match("libpod-*.scope", "libpod-0123456789abcdef.scope"));
-	assert_true(sh_glob_match("[a]*", "[a]x"));     /* '[' is itself */
-	assert_false(sh_glob_match("[a]*", "ax"));
+	/* Classes: podman's container scopes, not its conmon's. */
+	assert_true(sh_glob_match("libpod-[0-9a-f][0-9a-f]*.scope",
+				  "libpod-1be2b181856744d67eb0855bfd85a44a.scope"));
+	assert_false(sh_glob_match("libpod-[0-9a-f][0-9a-f]*.scope",
+				   "libpod-conmon-1be2b181856744d67eb0855bfd85a44a.scope"));
+	assert_true(sh_glob_match("[a]*", "ax"));
+	assert_false(sh_glob_match("[a]*", "[a]x"));
+	assert_true(sh_glob_match("ct-[!0-9]", "ct-x"));
+	assert_false(sh_glob_match("ct-[!0-9]", "ct-7"));
+	assert_true(sh_glob_match("ct-[-x]", "ct--"));          /* '-' first: itself */
+	assert_true(sh_glob_match("ct-[x-]", "ct--"));          /* and last */
+	assert_false(sh_glob_match("ct-[x-]", "ct-y"));
+	assert_true(sh_glob_match("ct-[\x80-\xff]", "ct-\xe9"));  /* bytes, unsigned */
+	assert_false(sh_glob_match("ct-[a-c]", "ct-"));
+	assert_true(sh_glob_match("*[0-9]", "job12"));          /* backs off to the star */
+	assert_false(sh_glob_match("*[0-9]", "job1x"));
+	assert_null(sh_glob_check("libpod-[0-9a-f][!x-z]*.scope"));
+	assert_string_equal(sh_glob_check("a[b"), "a '[' class is not closed by ']'");
+	assert_string_equal(sh_glob_check("a[]b"), "a '[...]' class names no byte");
+	assert_string_equal(sh_glob_check("a[9-0]"), "a range in a '[...]' class runs from high to low");
+	assert_null(sh_glob_check("[a][b][c][d]*"));
+	assert_string_equal(sh_glob_check("[a][b][c][d][e]"), "more than 4 '[...]' classes");
 	assert_true(sh_glob_match("**x", "yyx"));
 	assert_false(sh_glob_match("x", ""));
 }

@@ -44,7 +44,7 @@ check "... policy check says the same (exit 1)" "$?:$(grep -c "$P/pat1.policy:3:
 printf '[policy]\nname = pat2\ncgroup = %s/a*/b\n' "$D" >"$P/pat2.policy"
 out=$($CTL policy reload 2>&1)
 check_match "a glob above the last component: FILE:LINE" "$out" \
-	"$P/pat2.policy:3: cgroup pattern '?$D/a\\*/b'?: '\\*' and '\\?' may only stand in the last component"
+	"$P/pat2.policy:3: cgroup pattern '?$D/a\\*/b'?: '\\*', '\\?' and '\\[' may only stand in the last component"
 rm -f "$P/pat2.policy"
 
 # ---- load: the match that exists is tagged, its sibling is not ------------
@@ -124,6 +124,27 @@ check "a second policy's pattern, j*-?: job-1 held (the star backs off past 'ob'
 	"$(made_in re/job-1)" "id=EPERM true=ok"
 check "... job-12 free (no way to end on one character after a '-')" "$(made_in re/job-12)" "id=ok true=ok"
 rmdir "$D/re/job-12"
+# A class: the podman pattern the README gives. Under systemd a container
+# runs in libpod-ID.scope and its conmon in libpod-conmon-ID.scope beside
+# it; libpod-*.scope would hold conmon too, whose exec of the runtime the
+# container's policy refuses. Made before the load (the daemon's match)
+# and after it (the programs'), an ID starting with c among them.
+ID1=1be2b181856744d67eb0855bfd85a44afbe11bc81121b6d0ee79d13dff3f5d6b
+ID2=c2ac5e9ccfdc91e3fd1faf4f5733b1fc9fdccf53dda914be7971c85181b30121
+mkdir -p "$D/pm/libpod-$ID1.scope" "$D/pm/libpod-conmon-$ID1.scope"
+sed -e 's/name = pat1/name = pat3/' -e "s|^cgroup = .*|cgroup = $D/pm/libpod-[0-9a-f][0-9a-f]*.scope|" \
+	"$P/pat1.policy" >"$P/pat3.policy"
+$CTL policy reload >/dev/null 2>&1
+check "a class, libpod-[0-9a-f][0-9a-f]*.scope: a container's scope there at load held" \
+	"$(in_cg "$D/pm/libpod-$ID1.scope")" "id=EPERM true=ok"
+check "... its conmon's scope beside it free" "$(in_cg "$D/pm/libpod-conmon-$ID1.scope")" "id=ok true=ok"
+check "... one made after the load, its ID starting with c, held" \
+	"$(made_in "pm/libpod-$ID2.scope")" "id=EPERM true=ok"
+check "... its conmon's made after the load free" \
+	"$(made_in "pm/libpod-conmon-$ID2.scope")" "id=ok true=ok"
+rm -f "$P/pat3.policy"
+$CTL policy reload >/dev/null 2>&1
+rmdir "$D/pm"/* "$D/pm"
 rmdir "$D/re/job-1" "$D/re" && mkdir "$D/re"
 check "its directory made again: status counts the pattern stale" \
 	"$($CTL status --json | jq -r .patterns_stale)" 1

@@ -33,6 +33,7 @@
 
 #include "enforcer_int.h"
 #include "sharness.skel.h"
+#include "glob.h"
 #include "util.h"
 
 #define GC_EVERY_MS 60000
@@ -114,6 +115,7 @@ bool sh_patterns_any(const struct sh_policy_set *set)
 int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy_set *set,
 		      struct sh_errors *errs)
 {
+	int cfd = bpf_map__fd(e->skel->maps.cg_classes);
 	int fd = bpf_map__fd(e->skel->maps.cg_patterns);
 	struct pat v[SH_MAX_PATTERNS];
 	struct sh_cgroup_pattern empty = { 0 };
@@ -126,6 +128,15 @@ int sh_patterns_write(struct sh_enforcer *e, unsigned ns, const struct sh_policy
 	 * written and whole once entry 0 is. */
 	if (bpf_map_update_elem(fd, &base, &empty, BPF_ANY))
 		err = -errno;
+	/* Each pattern's classes before the table holds it. */
+	for (int i = 0; !err && i < n; i++) {
+		struct sh_pattern_classes k;
+
+		idx = base + i;
+		err = sh_glob_compile(v[i].glob, &k);
+		if (!err && bpf_map_update_elem(cfd, &idx, &k, BPF_ANY))
+			err = -errno;
+	}
 	for (int i = n; !err && i >= 1; i--) {
 		struct sh_cgroup_pattern t = { 0 };
 

@@ -257,16 +257,16 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * as the kernel's own rules allow. exec_pins, pin_paths,
 	 * pin_digests: written by the apply with the rules that name them.
 	 * pin_verdicts: empty, an exec under way when the daemons changed
-	 * is hashed again. cg_patterns: written by the apply; until then no
-	 * cgroup is tagged as it is made (the apply tags those made before
-	 * it). runtime_cgroups: a build without it made no container tag.
+	 * is hashed again. cg_patterns, cg_classes: written by the apply;
+	 * until then no cgroup is tagged as it is made (the apply tags those
+	 * made before it). runtime_cgroups: a build without it made no container tag.
 	 * pattern_names: a cgroup made before is named while it exists.
 	 * dir_moves: not live (memos keyed to every rename) until this
 	 * daemon's programs are attached. */
 	return !strcmp(name, "rules") || !strcmp(name, "net_rules") || !strcmp(name, "policies") ||
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
-	       !strcmp(name, "prot_filter") ||
+	       !strcmp(name, "prot_filter") || !strcmp(name, "cg_classes") ||
 	       !strcmp(name, "dir_marks") ||
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
 	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees") ||

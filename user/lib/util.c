@@ -200,30 +200,7 @@ static int sh_cgroup_handle(const char *path, uint64_t *id)
 
 bool sh_cgroup_is_pattern(const char *path)
 {
-	return strpbrk(path, "*?") != NULL;
-}
-
-bool sh_glob_match(const char *glob, const char *name)
-{
-	const char *star = NULL, *back = NULL;
-
-	while (*name) {
-		if (*glob == '*') {
-			star = glob++;
-			back = name;
-		} else if (*glob && (*glob == '?' || *glob == *name)) {
-			glob++;
-			name++;
-		} else if (star) {
-			glob = star + 1;
-			name = ++back;
-		} else {
-			return false;
-		}
-	}
-	while (*glob == '*')
-		glob++;
-	return !*glob;
+	return strpbrk(path, "*?[") != NULL;
 }
 
 int sh_cgroup_of(pid_t pid, char *buf, size_t n)

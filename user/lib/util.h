@@ -35,11 +35,8 @@ int sh_write_file(const char *path, const char *s);
  * 0, -ENOTDIR if it is not one, or -errno. level: depth below the root. */
 int sh_cgroup_id(const char *path, uint64_t *id);
 int sh_cgroup_id_level(const char *path, uint64_t *id, int *level);
-/* Is this `cgroup =` value a pattern (`*` or `?` in it)? */
+/* Is this `cgroup =` value a pattern (`*`, `?` or `[` in it)? */
 bool sh_cgroup_is_pattern(const char *path);
-/* A cgroup pattern's glob against a name: `*` any run of characters, `?`
- * one, every other byte itself (what the programs match, bpf/cgroup.c). */
-bool sh_glob_match(const char *glob, const char *name);
 /* The cgroup v2 directory process pid is in ("/sys/fs/cgroup/...", from
  * /proc/PID/cgroup; 0 for the caller): 0, -ENOENT when it lists no v2
  * cgroup, or -errno. */

@@ -12,6 +12,7 @@
 #include "digest.h"
 #include "policy_parse.h"
 #include "sharness.h"
+#include "glob.h"
 #include "util.h"
 
 #include <limits.h>
@@ -150,16 +151,24 @@ static void add_cgroup(struct pctx *c, const char *key, const char *v)
 	if (sh_cgroup_is_pattern(v)) {
 		const char *last = strrchr(v, '/') + 1;
 
+		const char *why;
+
 		if (strstr(v, "**")) {
 			sh_perr(c, c->line, "cgroup pattern '%s': '**' is not supported: a pattern "
-				"names the children of one directory ('*' and '?' in its last "
-				"component)", sh_policy_quote(q, sizeof(q), v));
+				"names the children of one directory ('*', '?' and '[...]' in its "
+				"last component)", sh_policy_quote(q, sizeof(q), v));
 			return;
 		}
-		if (strpbrk(v, "*?") < last) {
-			sh_perr(c, c->line, "cgroup pattern '%s': '*' and '?' may only stand in the "
-				"last component (the directory above it is named as it is)",
+		if (strpbrk(v, "*?[") < last) {
+			sh_perr(c, c->line, "cgroup pattern '%s': '*', '?' and '[' may only stand in "
+				"the last component (the directory above it is named as it is)",
 				sh_policy_quote(q, sizeof(q), v));
+			return;
+		}
+		why = sh_glob_check(last);
+		if (why) {
+			sh_perr(c, c->line, "cgroup pattern '%s': %s", sh_policy_quote(q, sizeof(q), v),
+				why);
 			return;
 		}
 		if (strlen(last) >= SH_PATTERN_MAX) {
