@@ -16,8 +16,8 @@
 P=$SH_TMP/policies
 D=/sys/fs/cgroup/t_container
 RUNC=(runc --root "$SH_TMP/runc")
-rmdir "$D"/* "$D" 2>/dev/null
-mkdir -p "$D"
+rmdir "$D"/*/* "$D"/* "$D" 2>/dev/null
+mkdir -p "$D" "$D/pm"
 if ! command -v runc >/dev/null; then
 	fail "runc is installed (tools/setup installs it)"
 	exit 1
@@ -48,9 +48,11 @@ container() {
 	out=$(cd "$B" && timeout 120 "${RUNC[@]}" run "$@" "$id" 2>&1)
 	echo "$out rc=$?" | tr '\n' ' ' | sed 's/ *$//'
 }
+# Two patterns: runc's and crun's containers (ct-*), podman's (its
+# cgroupfs manager's libpod-ID under pm/; the README's class).
 policy() { # entry|exec
-	printf '[policy]\nname = ct\ncgroup = %s/ct-*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\nallow = /opt/hold\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\n' \
-		"$D" "$1" >"$P/ct.policy"
+	printf '[policy]\nname = ct\ncgroup = %s/ct-*\ncgroup = %s/pm/libpod-[0-9a-f][0-9a-f]*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\nallow = /opt/hold\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\n' \
+		"$D" "$D" "$1" >"$P/ct.policy"
 }
 
 # free WHAT OUTPUT: a container that is not held ran (its output); then
@@ -228,6 +230,53 @@ d0=$(counter deny_exec)
 held "crun, the OCI hook: an annotated container held the same way" \
 	hook-3 "$d0" "$(hooked chook1 hook-3 ct)"
 RUNC=(runc --root "$SH_TMP/runc")
+
+# ---- podman (Debian's 4.3.1, crun under it) ---------------------------------
+# As an operator runs it: an annotated container gets the hook through a
+# hooks.d directory (the package's file, with the build's hook and the
+# test's socket), a container in a pattern's cgroup is held by the pattern,
+# a container with neither is left alone (the hooks.d file's `when` keeps
+# the hook from it). The guest has no systemd: podman's cgroupfs manager
+# puts a container in PARENT/libpod-ID and its conmon in PARENT/conmon,
+# which the pattern leaves alone, as the README's does conmon's
+# libpod-conmon-ID.scope under systemd (t_pattern).
+if ! command -v podman >/dev/null; then
+	fail "podman is installed (tools/setup installs it)"
+	exit 1
+fi
+mkdir -p "$SH_TMP/pm/net" "$SH_TMP/pm/tmp" "$SH_TMP/hooks.d"
+jq --arg p "$SH_BUILD/sharness-oci-hook" --arg s "$SOCK" \
+	'.hook.path = $p | .hook.args = ["sharness-oci-hook", "--socket", $s]' \
+	"$(dirname "$0")/../../deploy/oci/sharness.json" >"$SH_TMP/hooks.d/sharness.json"
+PM=(podman --root "$SH_TMP/pm/root" --runroot "$SH_TMP/pm/run" --storage-driver vfs
+	--cgroup-manager cgroupfs --events-backend file --network-config-dir "$SH_TMP/pm/net"
+	--tmpdir "$SH_TMP/pm/tmp" --hooks-dir "$SH_TMP/hooks.d")
+# podman_run PARENT [OPTION...]: a container of the bundle's root in
+# /t_container/PARENT; its output and exit status. Its cgroup, below
+# /t_container, in $SH_TMP/cg.
+podman_run() {
+	local parent=$1 out rc
+	shift
+	rm -f "$SH_TMP/cid"
+	out=$(timeout 120 "${PM[@]}" run --rm --network none --cidfile "$SH_TMP/cid" \
+		--cgroup-parent "/t_container/$parent" "$@" --rootfs "$B/rootfs" sh -c "$CMD" 2>&1)
+	rc=$?
+	echo "$parent/libpod-$(cat "$SH_TMP/cid" 2>/dev/null)" >"$SH_TMP/cg"
+	echo "$out rc=$rc" | tr '\n' ' ' | sed 's/ *$//'
+}
+free "podman: a container neither annotated nor in a pattern's cgroup: the exec and both writes work" \
+	"$(podman_run pmfree)"
+check "... the hook did not run for it (no tag recorded)" \
+	"$(jq -c --arg d "$D/pmfree/" 'select(.event == "tag" and (.cgroup | startswith($d)))' "$AUDIT" | wc -l)" 0
+d0=$(counter deny_exec)
+out=$(podman_run pm)
+held "podman: a container in the pattern's cgroup held from its command's exec" \
+	"$(cat "$SH_TMP/cg")" "$d0" "$out"
+d0=$(counter deny_exec)
+out=$(podman_run pmhook --annotation org.sharness.policy=ct)
+held "podman: an annotated container held through hooks.d and the hook" "$(cat "$SH_TMP/cg")" "$d0" "$out"
+check "... the tag recorded as a container's" \
+	"$(jq -c --arg cg "$D/$(cat "$SH_TMP/cg")" 'select(.event == "tag" and .cgroup == $cg and .runtime_pid > 1)' "$AUDIT" | wc -l)" 1
 stop_daemon
 out=$(hooked down1 down-1 ct)
 check_match "with the daemon stopped, an annotated container does not start" \
@@ -257,5 +306,5 @@ check_match "... the daemon says why" "$out" "policy 'ct' holds from entry"
 rm -f "$P/ct.policy"
 $CTL policy reload >/dev/null
 check "the policy goes" "$?" 0
-rmdir "$D"/* "$D" 2>/dev/null
+rmdir "$D"/*/* "$D"/* "$D" 2>/dev/null
 check "no container's cgroup left" "$(find "$D" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)" ""
