@@ -32,7 +32,7 @@
  * `[...]` one of a class (compiled by the daemon, map cg_classes: one
  * step); every other byte itself. Backtracks to the last star only, which
  * is enough for globs whose other items each match one byte. The same
- * rules as sh_glob_match (user/lib/util.c). */
+ * rules as sh_glob_match (user/lib/glob.c). */
 struct glob_walk {
 	char name[SH_CGROUP_NAME_MAX];
 	char glob[SH_PATTERN_MAX];
@@ -44,14 +44,17 @@ struct glob_walk {
 
 /* The class that opens at w->p against the name's byte at w->n: 1 and
  * *end past its ']' if the byte is of it, 0 if not, -1 where the daemon
- * compiled no class there. (end is read from the map as 32 bits: with a
- * bound it knows, 6.12's verifier would follow p through the steps.) */
+ * compiled no class there: none at w->p, or an entry never written (all
+ * zeros; a compiled one has at[1] 0xff, or a second class, which opens 3
+ * bytes in at least). (end is read from the map as 32 bits and compared
+ * with nothing: with a bound it knows, 6.12's verifier would follow p
+ * through the steps.) */
 static __always_inline int glob_class(struct glob_walk *w, __u32 *end)
 {
 	struct sh_pattern_classes *k = bpf_map_lookup_elem(&cg_classes, &w->idx);
 	__u8 c = w->name[w->n & (SH_CGROUP_NAME_MAX - 1)];
 
-	if (!k)
+	if (!k || !k->at[1])
 		return -1;
 	for (int j = 0; j < SH_PATTERN_CLASSES; j++) {
 		if (k->at[j] != w->p)

@@ -28,11 +28,13 @@
 #define SH_TAG_PATTERN       0x80000000u
 
 /* The `[...]` classes of a pattern's glob, compiled by the daemon (map
- * cg_classes, the pattern's index): the programs test a byte against a
- * class in one step. Class j opens at glob offset at[j] (0xff: none),
- * its `]` is at end[j] - 1, and bits[j] holds the bytes it matches, `!`
- * applied. A '[' with no class here (a table the apply has not finished)
- * makes the pattern match: the cgroup is held, not left free. */
+ * cg_classes, the pattern's index; written before the pattern table holds
+ * the pattern): the programs test a byte against a class in one step.
+ * Class j opens at glob offset at[j] (0xff: none), its `]` is at end[j] -
+ * 1, and bits[j] holds the bytes it matches, `!` applied. A '[' with no
+ * class here (an entry never written, all zeros: the pattern table of a
+ * generation before classes, adopted, until the apply writes both) makes
+ * the pattern match: the cgroup is held, not left free. */
 #define SH_PATTERN_CLASSES   4
 struct sh_pattern_classes {
 	__u8 at[SH_PATTERN_CLASSES];

@@ -999,6 +999,94 @@ static void test_glob_match(void **state)
 	assert_false(sh_glob_match("x", ""));
 }
 
+/* The programs' walk (bpf/cgroup.c, glob_step and glob_class) over the
+ * classes the daemon compiles: 1 matches, 0 does not, -1 unfinished. */
+static int programs_glob(const char *glob, const char *name, const struct sh_pattern_classes *k)
+{
+	unsigned plen = strlen(glob), nlen = strlen(name), p = 0, n = 0, star_n = 0;
+	int star_p = -1;
+
+	for (int step = 0; step < SH_CGROUP_NAME_MAX * SH_PATTERN_MAX; step++) {
+		char pc = p < plen ? glob[p] : 0;
+
+		if (n >= nlen) {
+			if (pc == '*') {
+				p++;
+				continue;
+			}
+			return p >= plen;
+		}
+		if (pc == '[') {
+			unsigned char c = (unsigned char)name[n];
+			int in = -1, j;
+
+			for (j = 0; j < SH_PATTERN_CLASSES && k->at[j] != p; j++)
+				;
+			if (j < SH_PATTERN_CLASSES && k->at[1])
+				in = (k->bits[j][c >> 3] >> (c & 7)) & 1;
+			if (in < 0)
+				return 1;       /* no class compiled: held */
+			if (in) {
+				p = k->end[j];
+				n++;
+				continue;
+			}
+		} else if (pc == '*') {
+			star_p = (int)p++;
+			star_n = n;
+			continue;
+		} else if (pc && (pc == '?' || pc == name[n])) {
+			p++;
+			n++;
+			continue;
+		}
+		if (star_p < 0)
+			return 0;
+		p = (unsigned)star_p + 1;
+		n = ++star_n;
+	}
+	return -1;
+}
+
+/* The daemon's matcher and the programs' walk over compiled classes
+ * agree on every glob policy check accepts; an entry never compiled
+ * (zeros) holds. */
+static void test_glob_compiled(void **state)
+{
+	static const char *globs[] = {
+		"libpod-[0-9a-f][0-9a-f]*.scope", "[!x]*[0-9]", "[a-c]x", "*[0-9]", "ct-[-x]",
+		"ct-[x-]", "[[]a]", "*[!a-z]*", "[\x80-\xff]*", "[a]*[b]*[c]", "?[0-9]?",
+		"agent@*.service", "j*-?",
+	};
+	static const char *names[] = {
+		"a", "x1", "a1", "ab", "job12", "job-1", "libpod-1be2.scope",
+		"libpod-conmon-1be2.scope", "libpod-c2ac.scope", "ct--", "ct-x", "ct-y", "[a]",
+		"\xe9t\xe9", "abc", "aXbYc", "0", "x", "cc9", "a9b", "agent@1.service", "]x",
+		"libpod-1.scope", "Zz",
+	};
+	struct sh_pattern_classes k, zero = { 0 };
+
+	(void)state;
+	assert_int_equal(sh_glob_compile("libpod-[0-9a-f][0-9a-f]*.scope", &k), 0);
+	assert_int_equal(k.at[0], 7);
+	assert_int_equal(k.end[0], 15);
+	assert_int_equal(k.at[1], 15);
+	assert_int_equal(k.end[1], 23);
+	assert_int_equal(k.at[2], 0xff);
+	assert_int_equal(sh_glob_compile("[a][b][c][d][e]", &k), -E2BIG);
+	assert_int_equal(sh_glob_compile("[b-a]", &k), -EINVAL);
+	for (size_t g = 0; g < sizeof(globs) / sizeof(globs[0]); g++) {
+		assert_null(sh_glob_check(globs[g]));
+		assert_int_equal(sh_glob_compile(globs[g], &k), 0);
+		for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++)
+			if (programs_glob(globs[g], names[n], &k) != sh_glob_match(globs[g], names[n]))
+				fail_msg("glob '%s', name '%s': the programs say %d", globs[g], names[n],
+					 programs_glob(globs[g], names[n], &k));
+	}
+	assert_int_equal(programs_glob("[a]x", "bx", &zero), 1);
+	assert_int_equal(programs_glob("x[a]", "xb", &zero), 1);
+}
+
 static void test_cannot_open(void **state)
 {
 	struct sh_policy p;
@@ -1457,6 +1545,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cgroup_paths),
 		cmocka_unit_test(test_cgroup_patterns),
 		cmocka_unit_test(test_glob_match),
+		cmocka_unit_test(test_glob_compiled),
 		cmocka_unit_test(test_cannot_open),
 		cmocka_unit_test(test_too_many_rules),
 		cmocka_unit_test(test_error_flood_capped),

@@ -142,9 +142,27 @@ check "... one made after the load, its ID starting with c, held" \
 	"$(made_in "pm/libpod-$ID2.scope")" "id=EPERM true=ok"
 check "... its conmon's made after the load free" \
 	"$(made_in "pm/libpod-conmon-$ID2.scope")" "id=ok true=ok"
+# A class at the glob's start, negated, and one a star backs off into.
+mkdir -p "$D/cls"
+sed -i "s|^cgroup = .*|cgroup = $D/cls/[!x]*[0-9]|" "$P/pat3.policy"
+$CTL policy reload >/dev/null 2>&1
+check "a class first and negated, a star before a class: [!x]*[0-9] holds a1 and zz9" \
+	"$(made_in cls/a1) $(made_in cls/zz9)" "id=EPERM true=ok id=EPERM true=ok"
+check "... and leaves x1 (its first byte x) and ab (no digit last) free" \
+	"$(made_in cls/x1) $(made_in cls/ab)" "id=ok true=ok id=ok true=ok"
+# A '[' was itself before classes: a line naming a cgroup of that very
+# name is refused, not turned into a class that leaves it free.
+mkdir -p "$D/cls/lit[1]"
+sed -i "s|^cgroup = .*|cgroup = $D/cls/lit[1]|" "$P/pat3.policy"
+out=$($CTL policy reload 2>&1)
+check_match "a class whose glob is the name of a cgroup there: reload refused, and why" "$?:$out" \
+	"^2:.*pat3.policy:3: cgroup pattern '?$D/cls/lit\\[1\\]'?: a cgroup of that very name exists"
+sed -i "s|^cgroup = .*|cgroup = $D/cls/lit[[]1]|" "$P/pat3.policy"
+$CTL policy reload >/dev/null 2>&1
+check "... written lit[[]1], it loads and holds that cgroup" "$(in_cg "$D/cls/lit[1]")" "id=EPERM true=ok"
 rm -f "$P/pat3.policy"
 $CTL policy reload >/dev/null 2>&1
-rmdir "$D/pm"/* "$D/pm"
+rmdir "$D/pm"/* "$D/pm" "$D/cls"/* "$D/cls"
 rmdir "$D/re/job-1" "$D/re" && mkdir "$D/re"
 check "its directory made again: status counts the pattern stale" \
 	"$($CTL status --json | jq -r .patterns_stale)" 1

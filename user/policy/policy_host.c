@@ -51,6 +51,13 @@ static int check_cgroup(const struct sh_policy *p, size_t i, struct sh_errors *e
 	else if (level >= SH_MAX_CGROUP_LEVEL)
 		sh_errors_add(errs, "%s:%d: cgroup %s is %d levels deep; at most %d can be tagged",
 			      qf, p->cgroup_lines[i], qc, level, SH_MAX_CGROUP_LEVEL - 1);
+	/* A '[' was itself before classes: a cgroup of the very name is
+	 * what such a line meant, and the class would leave it free. */
+	else if (pattern && strchr(strrchr(p->cgroups[i], '/'), '[') &&
+		 access(p->cgroups[i], F_OK) == 0)
+		sh_errors_add(errs, "%s:%d: cgroup pattern %s: a cgroup of that very name exists, "
+			      "which the pattern does not name: '[' opens a class (write '[[]' for "
+			      "a '[' itself)", qf, p->cgroup_lines[i], qc);
 	else
 		return 0;
 	return -EINVAL;
