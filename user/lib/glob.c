@@ -20,14 +20,14 @@ int sh_glob_class(const char *g, unsigned char c, const char **end)
 		p++;
 	}
 	if (*p == ']')
-		return -1;
+		return SH_GLOB_EMPTY;
 	while (*p && *p != ']') {
 		unsigned char lo = (unsigned char)*p, hi = lo;
 
 		if (p[1] == '-' && p[2] && p[2] != ']') {
 			hi = (unsigned char)p[2];
 			if (hi < lo)
-				return -1;
+				return SH_GLOB_DOWN;
 			p += 3;
 		} else {
 			p++;
@@ -36,7 +36,7 @@ int sh_glob_class(const char *g, unsigned char c, const char **end)
 			hit = true;
 	}
 	if (*p != ']')
-		return -1;
+		return SH_GLOB_OPEN;
 	*end = p + 1;
 	return hit != neg;
 }
@@ -46,19 +46,18 @@ const char *sh_glob_check(const char *glob)
 	int classes = 0;
 
 	for (const char *g = glob; *g; g++) {
-		const char *end, *open = g;
+		const char *end = g + 1, *open = g;
 
 		if (*g != '[')
 			continue;
 		if (++classes > SH_PATTERN_CLASSES)
 			return "more than 4 '[...]' classes";
-		if (sh_glob_class(open, 0, &end) < 0) {
-			for (g = open + 1; *g && *g != ']'; g++)
-				;
-			if (!*g)
-				return "a '[' class is not closed by ']'";
-			if (g == open + 1 || (g == open + 2 && open[1] == '!'))
-				return "a '[...]' class names no byte";
+		switch (sh_glob_class(open, 0, &end)) {
+		case SH_GLOB_OPEN:
+			return "a '[' class is not closed by ']'";
+		case SH_GLOB_EMPTY:
+			return "a '[...]' class names no byte";
+		case SH_GLOB_DOWN:
 			return "a range in a '[...]' class runs from high to low";
 		}
 		g = end - 1;

@@ -16,9 +16,13 @@ bool sh_glob_match(const char *glob, const char *name);
  * SH_PATTERN_CLASSES. */
 const char *sh_glob_check(const char *glob);
 /* The class that opens at g ('['): 1 if byte c is of it, 0 if not, with
- * *end past its ']'; -1 where it is not well formed (no ']', no member, a
- * range from high to low). `!` first: none of the members; `a-f` a range
+ * *end past its ']'; where it is not well formed, why (below, all < 0). `!` first: none of the members; `a-f` a range
  * of bytes; a `-` first or last is itself; the first `]` closes it. */
+enum {
+	SH_GLOB_OPEN = -1,      /* no ']' */
+	SH_GLOB_EMPTY = -2,     /* no member */
+	SH_GLOB_DOWN = -3,      /* a range from high to low */
+};
 int sh_glob_class(const char *g, unsigned char c, const char **end);
 /* The classes of glob for the programs (sharness_patterns.h): -E2BIG
  * past SH_PATTERN_CLASSES, -EINVAL for one not well formed (policy check
