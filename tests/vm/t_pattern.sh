@@ -150,6 +150,19 @@ check "a class first and negated, a star before a class: [!x]*[0-9] holds a1 and
 	"$(made_in cls/a1) $(made_in cls/zz9)" "id=EPERM true=ok id=EPERM true=ok"
 check "... and leaves x1 (its first byte x) and ab (no digit last) free" \
 	"$(made_in cls/x1) $(made_in cls/ab)" "id=ok true=ok id=ok true=ok"
+# The programs' fail-closed branch: classes never written (every entry of
+# cg_classes zeroed, as a generation before classes leaves them) make a
+# class pattern match. A reload writes them again.
+g=$(ls -d "$PIN"/gen-* | sort -t- -k2 -n | tail -n 1)
+z=$(printf ' 0%.0s' $(seq "$(bpftool -j map show pinned "$g/map_cg_classes" | jq .bytes_value)"))
+for ((i = 0; i < 64; i++)); do
+	echo "map update pinned $g/map_cg_classes key $i 0 0 0 value$z"
+done >"$SH_TMP/zero.batch"
+bpftool batch file "$SH_TMP/zero.batch" >/dev/null
+check "classes zeroed in the kernel: x2, which the class would leave free, held" \
+	"$(made_in cls/x2)" "id=EPERM true=ok"
+$CTL policy reload >/dev/null 2>&1
+check "... written again by a reload: x3 free" "$(made_in cls/x3)" "id=ok true=ok"
 # A '[' was itself before classes: a line naming a cgroup of that very
 # name is refused, not turned into a class that leaves it free.
 mkdir -p "$D/cls/lit[1]"
