@@ -53,8 +53,10 @@ static __always_inline bool tagged_in_force(__u64 id)
 	return tag && tag->policy[active_slot & 1] != SH_POLICY_NONE;
 }
 
-/* Deepest tagged cgroup among the current task's ancestors (0: none). */
-static __always_inline __u64 nearest_tagged(void)
+/* Deepest tagged cgroup among the current task's ancestors (0: none).
+ * A global function: its loop's ways out (tagged or not at each level)
+ * are verified once, not as states of every program that asks. */
+__noinline __u64 sh_nearest_tagged(void)
 {
 	__u64 best = 0;
 
@@ -225,7 +227,7 @@ static __always_inline __u64 runtime_init(struct task_struct *task, __u64 origin
 	return rt && *rt == (__u32)task->tgid ? SH_TASK_PENDING : 0;
 }
 
-static __always_inline int membership_at(struct member *m, int at)
+static __always_inline int __membership_at(struct member *m, int at)
 {
 	struct task_struct *task;
 	struct sh_task *t = NULL;
@@ -254,7 +256,7 @@ static __always_inline int membership_at(struct member *m, int at)
 
 		if (o && *o == word)
 			return 0;
-		origin = nearest_tagged();
+		origin = sh_nearest_tagged();
 		if (!origin) {
 			/* Remembered only for the cgroup the ancestors were
 			 * read of: not one the task was moved out of meanwhile,
@@ -285,7 +287,7 @@ static __always_inline int membership_at(struct member *m, int at)
 		__u64 was = t->origin & ~SH_TASK_MARKS;
 
 		pending = t->origin & SH_TASK_PENDING;
-		origin = nearest_tagged();
+		origin = sh_nearest_tagged();
 		if (!origin && was && tagged_in_force(was))
 			origin = was;
 		/* Marks stay, with or without a tree: one set before a
@@ -304,6 +306,31 @@ static __always_inline int membership_at(struct member *m, int at)
 		return 0;
 	}
 	return 1;
+}
+
+/*
+ * Verified once per program, apart from its caller (a global function):
+ * inlined, every way out of it (held or not, pending or not, which slot)
+ * went on through the rest of the program as a state of its own, and a
+ * load took twice the verifier's time. Its caller learns only the answer
+ * and that m was written. A sleepable program's (which may not read the
+ * leader) stays inline: the global function is verified as its callers'
+ * kind of program, and a single sleepable program has the cost alone.
+ */
+__noinline int sh_membership(struct member *m, int judge)
+{
+	if (!m)   /* never: a global function's arguments may be NULL */
+		return 0;
+	return __membership_at(m, judge ? SH_AT_JUDGE : SH_AT_HOOK);
+}
+
+static __always_inline int membership_at(struct member *m, int at)
+{
+	if (at == SH_AT_JUDGE_SLEEPABLE)
+		return __membership_at(m, at);
+	if (!ntagged)   /* no tree: not even the call */
+		return 0;
+	return sh_membership(m, at == SH_AT_JUDGE);
 }
 
 static __always_inline int membership(struct member *m)
