@@ -227,7 +227,7 @@ static __always_inline __u64 runtime_init(struct task_struct *task, __u64 origin
 	return rt && *rt == (__u32)task->tgid ? SH_TASK_PENDING : 0;
 }
 
-static __always_inline int __membership_at(struct member *m, int at)
+static __always_inline int membership_at(struct member *m, int at)
 {
 	struct task_struct *task;
 	struct sh_task *t = NULL;
@@ -306,31 +306,6 @@ static __always_inline int __membership_at(struct member *m, int at)
 		return 0;
 	}
 	return 1;
-}
-
-/*
- * Verified once per program, apart from its caller (a global function):
- * inlined, every way out of it (held or not, pending or not, which slot)
- * went on through the rest of the program as a state of its own, and a
- * load took twice the verifier's time. Its caller learns only the answer
- * and that m was written. A sleepable program's (which may not read the
- * leader) stays inline: the global function is verified as its callers'
- * kind of program, and a single sleepable program has the cost alone.
- */
-__noinline int sh_membership(struct member *m, int judge)
-{
-	if (!m)   /* never: a global function's arguments may be NULL */
-		return 0;
-	return __membership_at(m, judge ? SH_AT_JUDGE : SH_AT_HOOK);
-}
-
-static __always_inline int membership_at(struct member *m, int at)
-{
-	if (at == SH_AT_JUDGE_SLEEPABLE)
-		return __membership_at(m, at);
-	if (!ntagged)   /* no tree: not even the call */
-		return 0;
-	return sh_membership(m, at == SH_AT_JUDGE);
 }
 
 static __always_inline int membership(struct member *m)
