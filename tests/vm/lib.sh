@@ -33,8 +33,15 @@ SH_START_WAIT=${SH_START_WAIT:-600}
 # nothing writes to, opened for the read alone (no descriptor for children
 # to inherit). /usr/bin/sleep costs a fork and an exec, about 40 ms under
 # emulation, on top of the pause.
-mkfifo "$SH_TMP/.nap"
-nap() { read -r -t "$1" <>"$SH_TMP/.nap"; return 0; }
+# Where the FIFO is gone (a test removed it), it is made again; were it a
+# plain file, the read would return at once and a wait would spin.
+NAP=$SH_TMP/.nap
+mkfifo "$NAP"
+nap() {
+	[ -p "$NAP" ] || { rm -f "$NAP"; mkfifo "$NAP"; } || { sleep "$1"; return 0; }
+	read -r -t "$1" <>"$NAP"
+	return 0
+}
 
 # wait_until CMD...: runs CMD until it succeeds or SH_WAIT seconds have
 # passed, 0.02 s after the first try, 0.05 after the second, then every
