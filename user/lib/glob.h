@@ -16,8 +16,9 @@ bool sh_glob_match(const char *glob, const char *name);
  * SH_PATTERN_CLASSES. */
 const char *sh_glob_check(const char *glob);
 /* The class that opens at g ('['): 1 if byte c is of it, 0 if not, with
- * *end past its ']'; where it is not well formed, why (below, all < 0). `!` first: none of the members; `a-f` a range
- * of bytes; a `-` first or last is itself; the first `]` closes it. */
+ * *end past its ']'; where it is not well formed, why (below, all < 0).
+ * `!` first: none of the members; `a-f` a range of bytes; a `-` first or
+ * last is itself; the first `]` closes it. */
 enum {
 	SH_GLOB_OPEN = -1,      /* no ']' */
 	SH_GLOB_EMPTY = -2,     /* no member */
