@@ -291,17 +291,22 @@ check "times: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0
 # in the tree (each open right after two renames on the host), while an
 # outsider renames a file as fast as it can. Keyed to every rename on the
 # host, as memos were, each open missed and made its memo again.
+# (Not a coproc: bash unsets a coproc's variables the moment it reaps it,
+# which can come between the kill and the wait.)
 mkdir -p "$SH_TMP/ren"
-coproc REN { exec "$SH_BUILD/tests/vm/renamer" "$SH_TMP/ren" 0; }
-read -r l <&"${REN[0]}"
+l= r0= r1=
+exec {ren}< <(exec "$SH_BUILD/tests/vm/renamer" "$SH_TMP/ren" 0)
+ren_pid=$!
+read -r -t "$SH_WAIT" l <&"$ren"
 check "renames: the outsider renames" "$l" ready
 h0=$(counter memo_hits); s0=$(counter memo_stores)
-kill -USR1 "$REN_PID" && read -r r0 _ <&"${REN[0]}"
+kill -USR1 "$ren_pid" && read -r -t "$SH_WAIT" r0 _ <&"$ren"
 run_in_tree tmemot "$SH_BUILD/tests/vm/bench" -c "allow-create:$TM/w/t/probe" "$TM/w/t" 300 rename+open
 h1=$(counter memo_hits); s1=$(counter memo_stores)
-kill -USR1 "$REN_PID" && read -r r1 _ <&"${REN[0]}"
-kill "$REN_PID"
-wait "$REN_PID"
+kill -USR1 "$ren_pid" && read -r -t "$SH_WAIT" r1 _ <&"$ren"
+kill "$ren_pid"
+wait "$ren_pid"
+exec {ren}<&-
 renames=$(( ${r1:-0} - ${r0:-0} ))
 check_match "renames: 300 renames and opens in a writable directory" "$OUT" "^rename\+open [0-9]"
 check "renames: the outsider renamed while the tree ran (got $renames)" \
