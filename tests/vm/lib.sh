@@ -91,6 +91,15 @@ check_match() {
 	if [[ "$2" =~ $3 ]]; then pass "$1"; else fail "$1" "got '$2', want /$3/"; fi
 }
 
+# first_line FILE: sets OUT to FILE's first line ("" where it is empty or
+# missing). A read, not $(head -n 1): that costs a fork and an exec, about
+# 0.1 s a call under emulation, on every attempt a file makes.
+first_line() {
+	OUT=
+	IFS= read -r OUT <"$1" 2>/dev/null
+	return 0
+}
+
 # run_in_tree POLICY PROGRAM ARGS...: PROGRAM inside a fresh tagged tree.
 # Sets OUT (its first line: a helper's verdict) and RC (sharnessctl run's
 # exit status); the whole output is in $SH_TMP/last.out.
@@ -98,14 +107,14 @@ run_in_tree() {
 	local pol=$1; shift
 	$CTL run --policy "$pol" -- "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
+	first_line "$SH_TMP/last.out"
 }
 
 # run_outside PROGRAM ARGS...: the same, outside every tree.
 run_outside() {
 	"$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
+	first_line "$SH_TMP/last.out"
 }
 
 # try_in_tree POLICY OP ARGS... / try_outside OP ARGS...: the try helper.
@@ -173,8 +182,9 @@ field() {
 # counter NAME: a field of `status --json` (deny_exec, audit_file, dropped...).
 counter() { field "$1" "$($CTL status --json)"; }
 
-# audit_select JQ_FILTER [FROM]: the violation records of the log, from its
-# line FROM on (1, the whole log), that match the filter, one per line. jq
+# audit_select JQ_FILTER [FROM [last]]: the violation records of the log,
+# from its line FROM on (1, the whole log), that match the filter, one per
+# line (with "last", the last of them alone, without a tail process). jq
 # takes about 0.2 s to start under emulation, a fifth of a test file's time
 # where records are checked often; a filter made only of top-level
 # `.key == "text"` and `.key == number` terms joined by `and` (text of
@@ -184,19 +194,19 @@ counter() { field "$1" "$($CTL status --json)"; }
 # escaped, so such a match is the field). Any other filter goes to jq.
 # SH_FILTER_CHECK=1 runs jq beside awk and fails a check where they differ.
 audit_select() {
-	local f=$1 from=${2:-1} terms= out k v n LC_ALL=C
+	local f=$1 from=${2:-1} last=${3:-} terms= out k v n LC_ALL=C
 	local re='^[[:space:]]*\.([a-z_]+)[[:space:]]*==[[:space:]]*("([^"\\]*)"|(-?[0-9]+))[[:space:]]*(and[[:space:]]+(.+))?$'
 	while [ -n "$f" ]; do
-		[[ $f =~ $re ]] || { audit_jq "$1" "$from"; return; }
+		[[ $f =~ $re ]] || { audit_jq "$1" "$from" "$last"; return; }
 		k=${BASH_REMATCH[1]} v=${BASH_REMATCH[3]} n=${BASH_REMATCH[4]} f=${BASH_REMATCH[6]}
-		[[ $v =~ [^\ -~] ]] && { audit_jq "$1" "$from"; return; }
+		[[ $v =~ [^\ -~] ]] && { audit_jq "$1" "$from" "$last"; return; }
 		if [ -n "$n" ]; then
 			terms+="N\"$k\":$n"$'\n'
 		else
 			terms+="S\"$k\":\"$v\""$'\n'
 		fi
 	done
-	out=$(awk -v from="$from" -v terms="$terms" '
+	out=$(awk -v from="$from" -v terms="$terms" -v last="$last" '
 		BEGIN { n = split(terms, T, "\n") - 1 }
 		NR >= from && index($0, "\"event\":\"violation\"") {
 			for (i = 1; i <= n; i++) {
@@ -207,18 +217,23 @@ audit_select() {
 				} else if (!index($0, t))
 					next
 			}
-			print
-		}' "$AUDIT")
+			if (last) l = $0; else print
+		}
+		END { if (last && l != "") print l }' "$AUDIT")
 	[ -z "$out" ] || printf '%s\n' "$out"
 	if [ "${SH_FILTER_CHECK:-0}" = 1 ]; then
 		local a j
 		a=$(grep -c . <<<"$out")
-		j=$(audit_jq "$1" "$from" | grep -c .)
+		j=$(audit_jq "$1" "$from" "$last" | grep -c .)
 		[ "$a" = "$j" ] || fail "audit_select: awk agrees with jq on '$1'" "awk $a, jq $j"
 	fi
 }
 audit_jq() {
-	tail -n +"$2" "$AUDIT" | jq -c "select(.event == \"violation\") | select($1)" 2>/dev/null
+	if [ -n "${3:-}" ]; then
+		tail -n +"$2" "$AUDIT" | jq -c "select(.event == \"violation\") | select($1)" 2>/dev/null | tail -n 1
+	else
+		tail -n +"$2" "$AUDIT" | jq -c "select(.event == \"violation\") | select($1)" 2>/dev/null
+	fi
 }
 
 # audit_count JQ_FILTER: violation records matching the filter.
@@ -245,7 +260,7 @@ audit_wait() {
 }
 
 # audit_last JQ_FILTER: the last matching violation record.
-audit_last() { audit_select "$1" | tail -n 1; }
+audit_last() { audit_select "$1" 1 last; }
 
 # ev_fields RECORD: the record's fields into F[] (one jq instead of one per check).
 declare -A F

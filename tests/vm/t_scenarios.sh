@@ -85,7 +85,7 @@ expect_ev() {
 run_h() {
 	$CTL run --policy harness --workdir "$WORK" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
+	first_line "$SH_TMP/last.out"
 	ERR=$(cat "$SH_TMP/last.err")
 }
 in_run() { run_h -- "$TRY" "$@"; }

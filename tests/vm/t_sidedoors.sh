@@ -169,12 +169,12 @@ try_in_tree() {
 		$CTL run --policy "$pol" -- "$TRY" "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	fi
 	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
+	first_line "$SH_TMP/last.out"
 }
 try_outside() {
 	if [ "$1" = "$ESC" ]; then "$@"; else "$TRY" "$@"; fi >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
-	OUT=$(head -n 1 "$SH_TMP/last.out")
+	first_line "$SH_TMP/last.out"
 }
 mounted() { grep -c " $1 " /proc/self/mounts; }
 
