@@ -155,7 +155,7 @@ start_daemon() {
 		cat "$SH_TMP/daemon.err" >&2
 		return $rc
 	fi
-	DAEMON_PID=$($CTL status --json | jq -r .pid)
+	DAEMON_PID=$(counter pid)
 }
 
 # Stops the daemon; its programs stay pinned and enforcing.
@@ -257,6 +257,12 @@ audit_wait() {
 		nap 0.05
 	done
 	echo "$c"
+}
+
+# last_event EVENT: the log's last record of that event ("daemon-start",
+# "run-end"...), by awk on the form the daemon writes (`"event":"NAME"`).
+last_event() {
+	awk -v e="\"event\":\"$1\"" 'index($0, e) { l = $0 } END { if (l != "") print l }' "$AUDIT"
 }
 
 # audit_last JQ_FILTER: the last matching violation record.

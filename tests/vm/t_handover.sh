@@ -54,7 +54,7 @@ check "between the daemons: still refused" "$(tail -n 1 "$F/verdicts" | grep -c 
 start_daemon || { fail "this build's daemon starts"; exit 1; }
 check "this build's daemon runs" "$(readlink "/proc/$DAEMON_PID/exe")" "$SH_BUILD/sharnessd"
 check "it adopted the old daemon's pinned state" \
-	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 1
+	"$(field adopted "$(last_event daemon-start)")" 1
 n_up=$(verdicts)
 more2() { [ "$(verdicts)" -ge $((n_up + 3)) ]; }
 wait_until more2

@@ -36,7 +36,7 @@ enforce() {
 	local name=$1 dir=$2; shift 2
 	$CTL run --policy "$name" --workdir "$dir" -- "$@" >"$SH_TMP/last.out" 2>"$SH_TMP/last.err"
 	RC=$?
-	DENIALS="$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1 | jq -r .denials)/$(
+	DENIALS="$(field denials "$(last_event run-end)")/$(
 		audit_count ".policy == \"$name\"")"
 }
 # learned NAME: the learned policy passes policy check, and the daemon loads it.

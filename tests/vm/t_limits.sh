@@ -126,16 +126,16 @@ sleep 1000 &
 outsider=$!
 run_in_tree tlim "$HOG" mem 16
 check "a process within memory-max: runs" "$OUT/$RC" "survived/0"
-check "its run-end says no OOM" \
-	"$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1 | jq -r '"\(.oom) \(.oom_kills)"')" "0 0"
+rec=$(last_event run-end)
+check "its run-end says no OOM" "$(field oom "$rec") $(field oom_kills "$rec")" "0 0"
 run_in_tree tlim "$HOG" mem 512
 check "a memory hog over memory-max: killed (SIGKILL, 128+9)" "$RC" 137
 check "it never got its memory" "$(grep -c survived "$SH_TMP/last.out")" 0
 check_match "run says the OOM killer killed it" "$(cat "$SH_TMP/last.err")" \
 	"the OOM killer killed [0-9]+ process(es)? \(memory-max 64M, peak"
-rec=$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1)
-check "run-end: oom" "$(jq -r .oom <<<"$rec")" 1
-check_match "run-end: oom_kills" "$(jq -r .oom_kills <<<"$rec")" '^[1-9][0-9]*$'
+rec=$(last_event run-end)
+check "run-end: oom" "$(field oom "$rec")" 1
+check_match "run-end: oom_kills" "$(field oom_kills "$rec")" '^[1-9][0-9]*$'
 check_match "run-end: memory_peak at most memory-max" "$(jq -r '.memory_peak <= 67108864' <<<"$rec")" true
 check "the process outside the tree is untouched" "$(kill -0 $outsider && echo alive)" alive
 check "sharnessd is untouched" "$(kill -0 "$DAEMON_PID" && echo alive)" alive
@@ -145,16 +145,16 @@ kill $outsider
 # generous bound, next to the same spinner without a limit.
 run_in_tree tlim "$HOG" spin 3
 check "the spinner under cpu-max runs to its end" "$OUT/$RC" "spun/0"
-rec=$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1)
-check_match "run-end: throttled under cpu-max" "$(jq -r .cpu_nr_throttled <<<"$rec")" '^[1-9][0-9]*$'
+rec=$(last_event run-end)
+check_match "run-end: throttled under cpu-max" "$(field cpu_nr_throttled "$rec")" '^[1-9][0-9]*$'
 share=$(jq -r '.cpu_usage_usec / 3000000' <<<"$rec")
 echo "  cpu-max 20%: the spinner used $share of one CPU over 3 s"
 check "the spinner used at most about a fifth of a CPU (<= 0.35)" \
 	"$(jq -r '.cpu_usage_usec <= 1050000' <<<"$rec")" true
 check_match "run says it was throttled" "$(cat "$SH_TMP/last.err")" "throttled [0-9]+ times by cpu-max"
 run_in_tree tnolim "$HOG" spin 2
-rec=$(jq -c 'select(.event=="run-end")' "$AUDIT" | tail -1)
-check "without cpu-max: never throttled" "$(jq -r .cpu_nr_throttled <<<"$rec")" 0
+rec=$(last_event run-end)
+check "without cpu-max: never throttled" "$(field cpu_nr_throttled "$rec")" 0
 check "without cpu-max: it used the CPU" "$(jq -r '.cpu_usage_usec > 0' <<<"$rec")" true
 
 # The tree cannot raise its limits, nor lower its OOM priority against

@@ -74,7 +74,7 @@ started() { grep -qE 'sharnessd exit [0-9]+' "$SH_TMP/tty.log" || ! kill -0 $scr
 SH_WAIT=$SH_START_WAIT wait_until started
 check "on the terminal: the daemon started" "$(grep -oE 'sharnessd exit [0-9]+' "$SH_TMP/tty.log")" \
 	"sharnessd exit 0"
-DAEMON_PID=$($CTL status --json | jq -r .pid)
+DAEMON_PID=$(counter pid)
 check_match "on the terminal: its start-up messages" "$(cat "$SH_TMP/tty.log")" "enforcing 1 policies"
 printf '[policy]\nname = broken\n[bogus]\n' >"$SH_TMP/policies/broken.policy"
 $CTL policy reload >/dev/null 2>&1
@@ -154,7 +154,7 @@ check "log --since with a bad time: exit 1" "$?" 1
 v=$("$SH_BUILD/sharnessd" --version)
 check_match "sharnessd --version" "$v" '^sharnessd [0-9]+\.[0-9]+\.[0-9]+'
 check "sharnessctl --version is the same build" "$($CTL --version | cut -d' ' -f2)" "${v#sharnessd }"
-check "status --json carries it" "$($CTL status --json | jq -r .version)" "${v#sharnessd }"
+check "status --json carries it" "$(counter version)" "${v#sharnessd }"
 check "the daemon-start record carries it" \
 	"$(jq -r 'select(.event=="daemon-start") | .version' "$AUDIT" | tail -1)" "${v#sharnessd }"
 
@@ -166,7 +166,7 @@ stop_daemon TERM
 setpriv --bounding-set="-all,$caps" "$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" \
 	--audit-log "$AUDIT" --socket "$SOCK" --pin-dir "$PIN" 2>>"$SH_TMP/daemon.err"
 check "with only the unit's capabilities ($caps): sharnessd starts" "$?" 0
-DAEMON_PID=$($CTL status --json | jq -r .pid)
+DAEMON_PID=$(counter pid)
 # CAP_BPF 39, CAP_PERFMON 38, CAP_MAC_ADMIN 33, CAP_LEASE 28,
 # CAP_SYS_RESOURCE 24, CAP_SYS_ADMIN 21, CAP_DAC_READ_SEARCH 2.
 check "its capabilities are the unit's bounding set" \
@@ -182,7 +182,7 @@ check "status --prometheus: exit 0" "$?" 0
 check "every sample line is well formed" \
 	"$(grep -v '^#' <<<"$out" | grep -cvE '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+$')" 0
 check "it carries the version and the policy digest" "$(grep -cF \
-	"sharness_info{version=\"${v#sharnessd }\",policy_digest=\"$($CTL status --json | jq -r .policy_digest)\"} 1" <<<"$out")" 1
+	"sharness_info{version=\"${v#sharnessd }\",policy_digest=\"$(counter policy_digest)\"} 1" <<<"$out")" 1
 check_match "it counts the kernel's refusals by hook" "$out" \
 	'sharness_kernel_violations_total\{hook="exec",action="deny"\} [1-9]'
 check_match "it counts what the daemon read by policy" "$out" \

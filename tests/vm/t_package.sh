@@ -109,7 +109,7 @@ check "... its daemon is the previous build" "$(same "$PD" "$PREV/sharnessd")" s
 "$PD" --policy-dir "$POL" --audit-log "$AUDIT" --socket "$SOCK" --pin-dir "$PIN" \
 	2>>"$SH_TMP/daemon.err"
 check "the release before's sharnessd starts on its shipped policies" "$?" 0
-DAEMON_PID=$($CTL status --json | jq -r .pid)
+DAEMON_PID=$(counter pid)
 
 # Its tree tries an exec demo.policy refuses until told to stop, one exit
 # status a line (126: refused), a tenth of a second apart.
@@ -146,10 +146,10 @@ OLD_PID=$DAEMON_PID PATH="$SH_TMP/stubs:$ROOT/usr/bin:$PATH" \
 check "postinst configure 0.8.0~prev on a host with systemd: exit 0" "$?" 0
 rmdir /run/systemd/system /run/systemd 2>/dev/null
 check "... it restarts the unit" "$(grep -cx 'deb-systemd-invoke restart sharnessd.service' "$SH_TMP/calls")" 1
-DAEMON_PID=$($CTL status --json | jq -r .pid)
+DAEMON_PID=$(counter pid)
 check "... the daemon now running is this release's" "$(same "/proc/$DAEMON_PID/exe" "$NEW/usr/sbin/sharnessd")" same
 check "... it adopted the pinned state" \
-	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -n 1 | jq -r .adopted)" 1
+	"$(field adopted "$(last_event daemon-start)")" 1
 n=$(verdicts)
 wait_until more
 touch "$U/stop"
@@ -169,7 +169,7 @@ $PCTL policy check "$POL" >"$SH_TMP/check.out" 2>&1
 check "the packaged policy directory passes policy check" "$?" 0
 
 # The packaged daemon, on the packaged policy directory.
-check "it loaded the three shipped policies" "$($PCTL status --json | jq -r .policies)" 3
+check "it loaded the three shipped policies" "$(field policies "$($PCTL status --json)")" 3
 check_match "status names them" "$($PCTL status)" "agent +enforce .*demo +enforce .*harness +enforce"
 
 # An exec refused under demo.policy, next to an allowed one.

@@ -174,11 +174,11 @@ $CTL policy reload >/dev/null 2>&1
 rmdir "$D/pm"/* "$D/pm" "$D/cls"/* "$D/cls"
 rmdir "$D/re/job-1" "$D/re" && mkdir "$D/re"
 check "its directory made again: status counts the pattern stale" \
-	"$($CTL status --json | jq -r .patterns_stale)" 1
+	"$(counter patterns_stale)" 1
 check_match "... and the log says a reload is needed" "$(cat "$SH_TMP/daemon.err")" \
 	"cgroup pattern $D/re/j\\*-\\?: its directory is no longer the cgroup the policy loaded with"
 $CTL policy reload >/dev/null 2>&1
-check "after a reload: nothing stale" "$($CTL status --json | jq -r .patterns_stale)" 0
+check "after a reload: nothing stale" "$(counter patterns_stale)" 0
 check "... and a match made in the new directory is held" "$(made_in re/job-2)" "id=EPERM true=ok"
 rm -f "$P/pat2.policy"
 

@@ -66,7 +66,7 @@ check "without the daemon: allowed exec still runs" "$(ask "$TRY")" "try: bad us
 
 start_daemon || { fail "daemon restarts"; exit 1; }
 check "restart adopts the pinned state" \
-	"$(jq -c 'select(.event=="daemon-start")' "$AUDIT" | tail -1 | jq -r .adopted)" 1
+	"$(field adopted "$(last_event daemon-start)")" 1
 check "events refused while down reach the log after restart" \
 	"$(audit_wait '.hook=="exec" and .target=="/usr/bin/id"' 2)" 2
 check "after restart: still refused" "$(ask /usr/bin/id)" "err EPERM"
@@ -193,7 +193,7 @@ check "fresh maps: the run is still refused" "$(ask /usr/bin/id)" "err EPERM"
 check "fresh maps: allowed exec still runs" "$(ask "$TRY")" "try: bad usage"
 check "fresh maps: one generation left" "$(ls -d "$PIN"/gen-* | wc -l)" 1
 check "fresh maps: a tagged run keeps the programs attached" \
-	"$($CTL status --json | jq .resting)" false
+	"$(counter resting)" false
 echo quit >"$F/cmd"
 wait $runpid
 check "fresh maps: the run ended normally" "$?" 0
@@ -203,8 +203,8 @@ check "fresh maps: the run ended normally" "$?" 0
 # written; the host's hooks run nothing meanwhile.
 tracing_links() { bpftool -j link show | jq '[.[] | select(.type=="tracing" or .type=="raw_tracepoint")] | length'; }
 opens() { bpftool -j prog show | jq '[.[] | select(.name=="sh_file_open") | .run_cnt // 0] | add // 0'; }
-resting() { [ "$($CTL status --json | jq .resting)" = true ]; }
-awake() { [ "$($CTL status --json | jq .resting)" = false ]; }
+resting() { [ "$(counter resting)" = true ]; }
+awake() { [ "$(counter resting)" = false ]; }
 sysctl -qw kernel.bpf_stats_enabled=1
 wait_until others_gone
 wait_until resting
@@ -221,7 +221,7 @@ $CTL run --policy tpin -- /usr/bin/bash -c "$TRY exec /usr/bin/nproc; cat /etc/h
 check "resting: the first exec of a new run is refused" "$(head -n 1 "$F/rest.out")" "err EPERM"
 check "resting: its refusal is logged" "$(audit_wait '.hook=="exec" and .target=="/usr/bin/nproc"' 1)" 1
 check_match "resting: the run's opens ran the program" "$(($(opens) - r0))" '^[1-9][0-9]*$'
-echo "rest figures: attach_ms=$($CTL status --json | jq .last_attach_ms)"
+echo "rest figures: attach_ms=$(counter last_attach_ms)"
 # A tag while the links still close (the detach takes seconds here):
 # it waits for them, then attaches.
 detaching() { $CTL status | head -n 1 | grep -q "programs detaching"; }
