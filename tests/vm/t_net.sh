@@ -76,8 +76,13 @@ ready() { [ "$(cat "$L"/*.ready 2>/dev/null | grep -c '^ready$')" -eq "$nserve" 
 wait_until ready
 check "listeners outside the tree are up" "$(cat "$L"/*.ready | grep -c '^ready$')" $nserve
 
-# seen NAME: lines the listener NAME logged (connections or datagrams).
-seen() { grep -c . "$L/$1"; }
+# seen NAME: lines the listener NAME logged (connections or datagrams),
+# counted in the shell (a grep each cost about 0.1 s under emulation).
+seen() {
+	local l n=0
+	while IFS= read -r l || [ -n "$l" ]; do [ -z "$l" ] || n=$((n + 1)); done <"$L/$1"
+	echo "$n"
+}
 landed() { local n; n=$(seen "$1"); [ "$n" -ge "$2" ]; }
 
 start_daemon || { fail "daemon starts"; exit 1; }
