@@ -134,8 +134,17 @@ check "  ... the next exec runs too, hashed again (the kernel enters nothing)" \
 # refusal makes the daemon hash it again, and the next mapping holds.
 fresh=".hook == \"mmap\" and .target == \"$EXT/bin\" and .not_entered == \"changed within the last 2 s\""
 n0=$(audit_count "$fresh")
+# The tree is up and waiting before the chmod, so that the mapping follows
+# it within the 2 s on a slow host too (a run's start is not in between).
+mkfifo "$SH_TMP/chmod.go"
+$CTL run --policy tdig -- /usr/bin/bash -c 'echo up; read -r _ <"$1"; exec "$2" mmap-exec "$3" 1' \
+	sh "$SH_TMP/chmod.go" "$WALL" "$EXT/bin" >"$SH_TMP/chmod.out" 2>&1 &
+rp=$!
+wait_until grep -q '^up$' "$SH_TMP/chmod.out"
 chmod 0755 "$EXT/bin"
-run_in_tree tdig "$WALL" mmap-exec "$EXT/bin" 1
+echo go >"$SH_TMP/chmod.go"
+wait $rp
+OUT=$(sed -n 2p "$SH_TMP/chmod.out")
 check "a pinned file touched (chmod) a moment ago, mapped as code: refused" "$OUT" "err EPERM"
 check "  ... found as pinned, not entered yet: changed within the last 2 s" \
 	"$(audit_wait "$fresh" $((n0 + 1)))" $((n0 + 1))

@@ -163,6 +163,8 @@ wait_until grep -q ready "$SH_TMP/serve1" && wait_until grep -q ready "$SH_TMP/s
 CLIENT="$NET connect tcp 127.0.0.1 18080 && $TRY connect $SH_TMP/svc.sock"
 learn tnet "$W" -- /usr/bin/bash -c "$CLIENT"
 learned tnet
+tcp_lines() { [ "$(wc -l <"$SH_TMP/tcp.log")" -ge "$1" ]; }
+wait_until tcp_lines 1
 check "tnet: both connects landed while learning" "$(grep -c '^ok' "$SH_TMP/tnet.out")/$(wc -l <"$SH_TMP/tcp.log")" "2/1"
 pol=$(cat "$SH_TMP/policies/tnet.policy")
 check_match "tnet: the TCP endpoint reached" "$pol" $'\nconnect = tcp 127.0.0.1 18080 '
@@ -171,6 +173,7 @@ check_match "tnet: every other unix socket denied" "$pol" $'\ndeny = / '
 enforce tnet "$W" /usr/bin/bash -c "$CLIENT"
 check "tnet: the same connects under the learned policy" "$RC/$(grep -c '^ok' "$SH_TMP/last.out")" "0/2"
 check "tnet: with no denial" "$DENIALS" "0/0"
+wait_until tcp_lines 2
 check "tnet: the service saw it" "$(wc -l <"$SH_TMP/tcp.log")" 2
 enforce tnet "$W" "$NET" connect tcp 127.0.0.1 18081
 check "tnet: another port: EPERM" "$(head -1 "$SH_TMP/last.out")" "err EPERM"

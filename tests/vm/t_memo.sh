@@ -295,10 +295,10 @@ check "times: judged by the memo (memo_hits grew by at least 250, got $((h1 - h0
 # which can come between the kill and the wait.)
 mkdir -p "$SH_TMP/ren"
 l= r0= r1=
-exec {ren}< <(exec "$SH_BUILD/tests/vm/renamer" "$SH_TMP/ren" 0)
+exec {ren}< <(exec "$SH_BUILD/tests/vm/renamer" "$SH_TMP/ren" 0 2>"$SH_TMP/renamer.err")
 ren_pid=$!
 read -r -t "$SH_WAIT" l <&"$ren"
-check "renames: the outsider renames" "$l" ready
+check "renames: the outsider renames" "$l $(cat "$SH_TMP/renamer.err")" "ready "
 h0=$(counter memo_hits); s0=$(counter memo_stores)
 kill -USR1 "$ren_pid" && read -r -t "$SH_WAIT" r0 _ <&"$ren"
 run_in_tree tmemot "$SH_BUILD/tests/vm/bench" -c "allow-create:$TM/w/t/probe" "$TM/w/t" 300 rename+open
@@ -310,7 +310,8 @@ exec {ren}<&-
 renames=$(( ${r1:-0} - ${r0:-0} ))
 check_match "renames: 300 renames and opens in a writable directory" "$OUT" "^rename\+open [0-9]"
 check "renames: the outsider renamed while the tree ran (got $renames)" \
-	"$([ "${r0:-}" ] && [ "${r1:-}" ] && [ "$renames" -ge 300 ] && echo yes)" yes
+	"$([ "${r0:-}" ] && [ "${r1:-}" ] && [ "$renames" -ge 300 ] && echo yes) $(cat "$SH_TMP/renamer.err")" "yes "
+check "renames: none of the outsider's refused or recorded" "$(audit_count ".pid == $ren_pid")" 0
 check "renames: the opens judged by the memo (memo_hits grew by at least 900, got $((h1 - h0)))" \
 	"$([ $((h1 - h0)) -ge 900 ] && echo yes)" yes
 check "renames: memos made again at most 30 times (memo_stores grew by $((s1 - s0)))" \

@@ -20,18 +20,18 @@ log_n() {
 	[ -e "$AUDIT" ] || return 0
 	while IFS= read -r l; do [[ $l =~ $1 ]] && N=$((N + 1)); done <"$AUDIT"
 }
-# log_wait REGEX COUNT: waits up to 10 s until COUNT lines match; sets N.
+# log_wait REGEX COUNT: waits up to SH_WAIT s until COUNT lines match; sets N.
 log_wait() {
-	for ((w = 0; w < 100; w++)); do
+	for ((w = 0; w < SH_WAIT * 10; w++)); do
 		log_n "$1"
 		[ "$N" -ge "$2" ] && return 0
 		nap 0.1
 	done
 }
-# file_wait FILE REGEX: waits up to 10 s for a line of FILE matching REGEX.
+# file_wait FILE REGEX: waits up to SH_WAIT s for a line of FILE matching REGEX.
 file_wait() {
 	local l
-	for ((w = 0; w < 100; w++)); do
+	for ((w = 0; w < SH_WAIT * 10; w++)); do
 		if [ -e "$1" ]; then
 			while IFS= read -r l; do [[ $l =~ $2 ]] && return 0; done <"$1"
 		fi
@@ -54,9 +54,9 @@ policy() {
 		for b; do printf 'allow = %s\n' "$b"; done
 	} >"$P/$f"
 }
-# waitgo FLAG: sets WAITGO to a tree's wait (builtins only, at most 20 s)
+# waitgo FLAG: sets WAITGO to a tree's wait (builtins only, at most SH_WAIT s)
 # until the test creates $SH_TMP/FLAG.
-waitgo() { WAITGO="for ((i = 0; i < 400; i++)); do [ -e $SH_TMP/$1 ] && break; read -r -t 0.05 x <>$SH_TMP/nap; done"; }
+waitgo() { WAITGO="for ((i = 0; i < $((SH_WAIT * 20)); i++)); do [ -e $SH_TMP/$1 ] && break; read -r -t 0.05 x <>$SH_TMP/nap; done"; }
 # lines FILE: LN is the array of its lines.
 lines() { LN=(); [ -e "$1" ] && mapfile -t LN <"$1"; }
 # BOTH: inside a tree, try /usr/bin/id and /usr/bin/true; prints
@@ -170,7 +170,7 @@ log_n "\"event\":\"reload\",\"result\":\"failed\",\"error\":\"$P/r2.policy:9: "
 check "SIGHUP failure names FILE:LINE in the record" "$N" 1
 file_wait "$SH_TMP/daemon.err" "r2.policy:9: unknown section \\[bogus\\]"
 check "SIGHUP failure: the daemon names FILE:LINE on stderr" "$?" 0
-for ((w = 0; w < 50; w++)); do
+for ((w = 0; w < SH_WAIT * 10; w++)); do
 	n=0
 	while IFS= read -r l; do
 		[[ $l =~ "reload of $P failed; the previous policy stays in force" ]] && n=$((n + 1))
@@ -190,10 +190,10 @@ $CTL policy reload >/dev/null
 check "reload back to r1 (id) and r2 (true)" "$?" 0
 
 # ---- several policies at once, each tree held to its own ------------------
-# run_cgroups COUNT: waits up to 5 s until COUNT run cgroups exist.
+# run_cgroups COUNT: waits up to SH_WAIT s until COUNT run cgroups exist.
 run_cgroups() {
 	local c
-	for ((w = 0; w < 50; w++)); do
+	for ((w = 0; w < SH_WAIT * 10; w++)); do
 		c=(/sys/fs/cgroup/sharness/run-*)
 		[ -e "${c[0]}" ] && [ "${#c[@]}" -ge "$1" ] && return 0
 		nap 0.1

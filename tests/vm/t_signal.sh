@@ -93,8 +93,8 @@ try_in_tree tany kill $VICTIM2 15
 check "scope = any: kill to an outsider allowed" "$OUT" ok
 wait $VICTIM2
 check "scope = any: the outsider got SIGTERM" "$?" 143
-VICTIM2=
 check "scope = any: no event" "$(audit_count ".target==\"$VICTIM2\"")" 0
+VICTIM2=
 
 # F_SETOWN and kin: naming an outsider as SIGIO owner is refused...
 try_in_tree tsig setown $VICTIM

@@ -406,7 +406,8 @@ HOLDPTY=$!
 wait_until test -s "$SH_TMP/hold.out"
 TPTS=$(head -1 "$SH_TMP/hold.out")
 check_match "a tree holds a pty of its own" "$TPTS" '^/dev/pts/[0-9]+$'
-wait_until test "$(wc -l <"$SH_TMP/hold.out")" -ge 2
+two_lines() { [ "$(wc -l <"$SH_TMP/hold.out")" -ge 2 ]; }
+wait_until two_lines
 check "twin: another process of that tree opens it by name" "$(sed -n 2p "$SH_TMP/hold.out")" ok
 c0=$(counter deny_file)
 mark
