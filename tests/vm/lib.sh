@@ -96,7 +96,7 @@ check_match() {
 # 0.1 s a call under emulation, on every attempt a file makes.
 first_line() {
 	OUT=
-	IFS= read -r OUT <"$1" 2>/dev/null
+	IFS= read -r OUT 2>/dev/null <"$1"
 	return 0
 }
 

@@ -142,8 +142,12 @@ $CTL run --policy tdig -- /usr/bin/bash -c 'echo up; read -r _ <"$1"; exec "$2" 
 rp=$!
 wait_until grep -q '^up$' "$SH_TMP/chmod.out"
 chmod 0755 "$EXT/bin"
-echo go >"$SH_TMP/chmod.go"
+# (Opened for reading and writing: the write never waits for the tree's
+# open, and stays in the FIFO until the tree reads it.)
+exec {go}<>"$SH_TMP/chmod.go"
+echo go >&"$go"
 wait $rp
+exec {go}>&-
 OUT=$(sed -n 2p "$SH_TMP/chmod.out")
 check "a pinned file touched (chmod) a moment ago, mapped as code: refused" "$OUT" "err EPERM"
 check "  ... found as pinned, not entered yet: changed within the last 2 s" \

@@ -548,9 +548,12 @@ void sh_enforcer_counters(struct sh_enforcer *e, uint64_t out[SH_CNT_MAX])
 	if (!vals)
 		return;
 	if (!bpf_map_lookup_batch(fd, NULL, &next, keys, vals, &n, &opts) || errno == ENOENT) {
-		for (uint32_t i = 0; i < n && i < SH_CNT_MAX; i++)
-			for (int c = 0; c < ncpu && keys[i] < SH_CNT_MAX; c++)
+		for (uint32_t i = 0; i < n && i < SH_CNT_MAX; i++) {
+			if (keys[i] >= SH_CNT_MAX)
+				continue;
+			for (int c = 0; c < ncpu; c++)
 				out[keys[i]] += vals[(size_t)i * ncpu + c];
+		}
 		free(vals);
 		return;
 	}
