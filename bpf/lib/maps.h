@@ -314,8 +314,9 @@ _Static_assert((__builtin_offsetof(struct scratch, ev) + __builtin_offsetof(stru
  * one. Nine busy tasks on one CPU had four held at once 12,821 times in
  * 8 s under the test VM's emulation.
  *
- * One tree holds at most SH_SCRATCH_TREE_MAX of a CPU's buffers (as many
- * as t_preempt's nine busy tasks of one tree use), so that a tree that
+ * One tree holds at most SH_SCRATCH_TREE_MAX of a CPU's buffers (a task
+ * holds one at a time: eight busy tasks of a tree on a CPU are never
+ * refused for want of one; a ninth may be), so that a tree that
  * keeps its tasks preempted mid-judgement on a CPU leaves the rest to the
  * other trees there. A claim first reserves a place in its tree's share
  * (scratch_share), then takes a buffer: a task preempted between the two

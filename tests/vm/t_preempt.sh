@@ -102,18 +102,26 @@ race_case "open for read" "$D/secret" read "$D/secret" tmpfile "$D/w"
 race_case "create" "$DEEP/refused" creat "$DEEP/refused" tmpfile "$D/w"
 race_case "unix connect" "$D/s/refused.sock" connect "$D/s/refused.sock" tmpfile "$D/w"
 
-# Nine busy processes on one CPU: the refused read and eight writers whose
-# judgement walks a deep path. With four buffers a CPU, one writer call in
-# ten failed (every buffer held by preempted judgements); there are as
-# many as a claimer can find held here.
-out=$($CTL run --policy tpre -- "$RACE" "$SECS" 0 read "$D/secret" tmpfile "$DEEP" 8 2>&1)
-echo "nine on one CPU: $out"
-check "nine on one CPU: the refused read never succeeds" \
+# As many busy processes on one CPU as a tree's share of its buffers
+# (SH_SCRATCH_TREE_MAX, 8): the refused read and seven writers whose
+# judgement walks a deep path. Each holds at most one buffer at a time,
+# so even with all of them preempted mid-judgement none is refused for
+# want of one (scratch_tree, scratch_busy unchanged). With four buffers a
+# CPU, one writer call in ten failed. A ninth would exceed the share:
+# its judgement, when the other eight are all preempted mid-way, is
+# refused (the crowded cases below).
+tree0=$(counter scratch_tree)
+busy0=$(counter scratch_busy)
+out=$($CTL run --policy tpre -- "$RACE" "$SECS" 0 read "$D/secret" tmpfile "$DEEP" 7 2>&1)
+echo "eight on one CPU: $out"
+check "eight on one CPU: the refused read never succeeds" \
 	"$(grep '^refused ' <<<"$out" | sed -n 's/.* ok=\([0-9]*\) .*/\1/p')" 0
-check "nine on one CPU: eight writers ran, each many times" \
-	"$(grep -cE '^allowed ok=[0-9]{3,} ' <<<"$out")" 8
-check "nine on one CPU: no writer call failed" \
+check "eight on one CPU: seven writers ran, each many times" \
+	"$(grep -cE '^allowed ok=[0-9]{3,} ' <<<"$out")" 7
+check "eight on one CPU: no writer call failed" \
 	"$(grep '^allowed ' <<<"$out" | grep -vc ' err=0 ')" 0
+check "eight on one CPU: no judgement refused for want of a buffer (scratch_tree, scratch_busy)" \
+	"$(counter scratch_tree) $(counter scratch_busy)" "$tree0 $busy0"
 # A tree that crowds a CPU starves no other tree there. Tree "tcrowd"
 # keeps 24 writers busy on one CPU, so that at times its preempted
 # judgements hold its whole share of the CPU's buffers
