@@ -283,7 +283,14 @@ check_log_valid() {
 }
 
 # gone PID: the process has exited.
-gone() { ! kill -0 "$1" 2>/dev/null; }
+# gone PID: the process has exited; a zombie not reaped yet has (kill -0
+# still finds it until its parent, PID 1 for a daemon, reaps it).
+gone() {
+	local st
+	kill -0 "$1" 2>/dev/null || return 0
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+	[[ $st == [ZX]* ]]
+}
 
 # Waits (up to SH_WAIT) for the daemon to exit by itself (after unload).
 wait_daemon_exit() {
