@@ -146,6 +146,45 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 }
 
 /*
+ * The note a tree's path_mknod or path_symlink left (sock_making) ends
+ * with the create it was for, made or failed: the kernel's vfs_mknod and
+ * vfs_symlink return after the d_instantiate that uses it. A create that
+ * fails after its path hook (a full file system, a file system with no
+ * mknod) would otherwise leave the note for the task's next instantiation
+ * of a socket file or link, and a lookup instantiates in the task that
+ * looks: a dentry the allocator placed where the failed one was would
+ * mark an outsider's socket file as the tree's, which the tree could then
+ * remove and bind in place of. Not LSM hooks: the exits of two kernel
+ * functions that only those creates call (and file systems stacked on
+ * others within them), so the rest of the host pays nothing.
+ */
+static __always_inline void making_done(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 *making;
+
+	if (!task->bpf_storage)
+		return;
+	making = bpf_task_storage_get(&sock_making, task, 0, 0);
+	if (making)
+		*making = 0;
+}
+
+SEC("fexit/vfs_mknod")
+int BPF_PROG(sh_mknod_done)
+{
+	making_done();
+	return 0;
+}
+
+SEC("fexit/vfs_symlink")
+int BPF_PROG(sh_symlink_done)
+{
+	making_done();
+	return 0;
+}
+
+/*
  * A symbolic link a tree made, followed in a sticky world-writable
  * directory (/tmp, /var/tmp, /dev/shm) by a process outside that tree: a
  * tree that may write /tmp plants /tmp/job.log -> /etc/cron.d/job for a

@@ -211,6 +211,45 @@ own listen-abstract connect-abstract "own-$$"
 check "scope = tree: the tree's own abstract socket connects" "$OUT" ok
 own listen-dgram sendto "$W/own-d.sock"
 check "scope = tree: the tree's own datagram socket is sent to" "$OUT" ok
+# A bind or a symlink that fails after its path hook allowed it (here on a
+# file system with no inode left) leaves no note of the dentry it would
+# have made (sock_making; bpf/ioctl.c ends it at the kernel's vfs_mknod and
+# vfs_symlink): a lookup of the same process whose new dentry the
+# allocator placed where the failed one was would mark an outsider's
+# socket file as the tree's, for the tree to remove and bind in place of.
+# The note is read from outside, through a pidfd, while the process
+# waits: there (its path hook ran) and empty.
+FULL=$SH_TMP/full
+mkdir -p "$FULL" && mount -t tmpfs -o size=1m,nr_inodes=4,mode=0755 none "$FULL"
+for ((i = 0; i < 8; i++)); do touch "$FULL/f$i" 2>/dev/null || break; done
+run_outside "$TRY" bind "$FULL/out.sock"
+check "outside: a bind on a file system with no inode left: ENOSPC" "$OUT" "err ENOSPC"
+MAKING=$(bpftool -j map show name sock_making | jq -r 'if type == "array" then .[] else . end | .id')
+check "a process that made nothing has no note (sock_making)" "$("$TRY" task-value "$MAKING" $$)" "err ENOENT"
+# held OP ARG...: the tree's OP, held after it; OUT its result, NOTE the note.
+held() {
+	local r
+	rm -f "$W/go"
+	$CTL run --policy tscope -- "$TRY" hold "$W/go" "$@" >"$W/hold.out" 2>&1 &
+	r=$!
+	wait_until grep -q '^held' "$W/hold.out"
+	NOTE=$("$TRY" task-value "$MAKING" "$(pgrep -n -x try)")
+	touch "$W/go"
+	wait "$r"
+	OUT=$(head -n 1 "$W/hold.out")
+}
+held bind "$FULL/s.sock"
+check "scope = tree: a bind that fails after its path hook: ENOSPC" "$OUT" "err ENOSPC"
+check "... leaves no note of the dentry it would have made" "$NOTE" "value 0"
+held symlink /etc/passwd "$FULL/l"
+check "a symlink that fails so: ENOSPC" "$OUT" "err ENOSPC"
+check "... leaves no note either" "$NOTE" "value 0"
+umount "$FULL"
+held bind "$W/held.sock"
+check "twin: the bind where an inode is left succeeds" "$OUT" ok
+check "... its note used up by the socket file it made" "$NOTE" "value 0"
+run_in_tree tscope /usr/bin/bash -c "\"$TRY\" bind $W/held2.sock && \"$TRY\" unlink $W/held2.sock"
+check "... which is the tree's own: it may remove it" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok "
 # Another tree, of the same policy, serves; this one may not reach it.
 $CTL run --policy tscope -- "$TRY" listen "$W/other.sock" >"$W/other.out" 2>&1 &
 other=$!

@@ -38,6 +38,14 @@
  *                                 (stat, which no hook judges), then OP:
  *                                 a call made by a process already running
  *                                 in its tree
+ *   try hold FILE OP ARG...       OP, then print "held" and wait until FILE
+ *                                 exists: what OP left in the process's
+ *                                 task storage can be read meanwhile
+ *   try bind PATH                 bind a unix stream socket to PATH
+ *   try task-value MAP-ID PID     (outside the trees) the value of task
+ *                                 storage map MAP-ID for PID, through a
+ *                                 pidfd: prints "value N" (8 bytes) or
+ *                                 "err NAME" (ENOENT: no entry)
  *
  * Prints "ok" (exit 0) or "err NAME" where NAME is the errno's symbol
  * (exit 1); bad usage exits 2.
@@ -57,6 +65,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 
 /* The errno's symbol (glibc names every errno value it knows). */
 static const char *errname(int e)
@@ -195,6 +204,29 @@ static int fiosetown32(pid_t pid)
 	return 0;
 }
 
+/* The 8-byte value of task storage map id for pid (BPF_MAP_LOOKUP_ELEM
+ * keyed by a pidfd). */
+static int task_value(unsigned id, pid_t pid)
+{
+	union bpf_attr a = { 0 };
+	unsigned long long v = 0;
+	int map, pfd;
+
+	a.map_id = id;
+	map = syscall(SYS_bpf, BPF_MAP_GET_FD_BY_ID, &a, sizeof(a));
+	pfd = syscall(SYS_pidfd_open, pid, 0);
+	if (map < 0 || pfd < 0)
+		return report(-1);
+	memset(&a, 0, sizeof(a));
+	a.map_fd = map;
+	a.key = (unsigned long)&pfd;
+	a.value = (unsigned long)&v;
+	if (syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)) < 0)
+		return report(-1);
+	printf("value %llu\n", v);
+	return 0;
+}
+
 static int pidfd_kill(pid_t pid, int sig)
 {
 	int fd = syscall(SYS_pidfd_open, pid, 0);
@@ -204,11 +236,27 @@ static int pidfd_kill(pid_t pid, int sig)
 	return syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
 }
 
+static int one_op(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+	struct stat st;
+	int r;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc < 4 || strcmp(argv[1], "hold"))
+		return one_op(argc, argv);
+	r = one_op(argc - 2, argv + 2);
+	printf("held\n");
+	while (stat(argv[2], &st) != 0)
+		usleep(10000);
+	return r;
+}
+
+static int one_op(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
 
-	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!strcmp(op, "gate") && argc >= 4) {
 		struct stat st;
 
@@ -248,6 +296,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "sendto") && argc == 3)
 		return report(unix_connect(argv[2], strlen(argv[2]) + 1, SOCK_DGRAM));
+	if (!strcmp(op, "bind") && argc == 3) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		if (fd < 0 || strlen(argv[2]) >= sizeof(sa.sun_path))
+			return report(-1);
+		strcpy(sa.sun_path, argv[2]);
+		return report(bind(fd, (struct sockaddr *)&sa, sizeof(sa)));
+	}
+	if (!strcmp(op, "task-value") && argc == 4)
+		return task_value(strtoul(argv[2], NULL, 10), atoi(argv[3]));
 	if (!strcmp(op, "listen") && argc == 3)
 		return unix_serve(argv[2], strlen(argv[2]) + 1, SOCK_STREAM);
 	if (!strcmp(op, "listen-dgram") && argc == 3)

@@ -209,16 +209,18 @@ static bool own_map(struct judge *j, __u32 id)
 
 /* Whether link fd (info li) is on program p's own hook: its section,
  * lsm/HOOK, an LSM link on bpf_lsm_HOOK; tp_btf/TP (bpf/cgroup.c), a raw
- * tracepoint link on TP; fentry/FN, a tracing link on FN's entry. */
+ * tracepoint link on TP; fentry/FN and fexit/FN, a tracing link on FN's
+ * entry or exit. */
 static bool on_its_hook(const struct judge *j, const struct bpf_program *p, int fd,
 			const struct bpf_link_info *li)
 {
 	const char *sec = bpf_program__section_name(p), *hook = strchr(sec, '/');
 	char fn[128];
 
-	if (hook && !strncmp(sec, "fentry/", 7))
+	if (hook && (!strncmp(sec, "fentry/", 7) || !strncmp(sec, "fexit/", 6)))
 		return li->type == BPF_LINK_TYPE_TRACING &&
-		       li->tracing.attach_type == BPF_TRACE_FENTRY &&
+		       li->tracing.attach_type ==
+		       (strncmp(sec, "fentry/", 7) ? BPF_TRACE_FEXIT : BPF_TRACE_FENTRY) &&
 		       btf__find_by_name_kind(j->vmlinux, hook + 1, BTF_KIND_FUNC) ==
 		       (int)li->tracing.target_btf_id;
 	if (hook && !strncmp(sec, "tp_btf/", 7)) {
@@ -263,7 +265,7 @@ static bool judge_prog(struct judge *j, int i, const char *path, struct sh_resum
 			why = "its program is another's";
 			goto fail;
 		}
-	/* lsm/ and lsm.s/ (sleepable): LSM; fentry/ and tp_btf/: tracing. */
+	/* lsm/ and lsm.s/ (sleepable): LSM; fentry/, fexit/ and tp_btf/: tracing. */
 	if (pi.type != (strncmp(bpf_program__section_name(p), "lsm", 3) ? BPF_PROG_TYPE_TRACING
 									 : BPF_PROG_TYPE_LSM) ||
 	    strncmp(pi.name, name, sizeof(pi.name) - 1)) {
@@ -487,7 +489,7 @@ int sh_resume_attach(const struct bpf_object_skeleton *s, const char *pin_dir, u
 
 		if (r->prog_fd[i] < 0 || *s->progs[i].link || (demand && !(demand & need)))
 			continue;
-		/* Each kind as libbpf links it: LSM, fentry, BTF raw tracepoint. */
+		/* Each kind as libbpf links it: LSM, fentry/fexit, BTF raw tracepoint. */
 		type = bpf_program__expected_attach_type(*s->progs[i].prog);
 		lfd = type == BPF_TRACE_RAW_TP ? bpf_raw_tracepoint_open(NULL, r->prog_fd[i])
 					       : bpf_link_create(r->prog_fd[i], 0, type, NULL);
