@@ -282,7 +282,6 @@ check_log_valid() {
 	if jq -e . "$AUDIT" >/dev/null 2>&1; then pass "audit log is valid JSON"; else fail "audit log is valid JSON"; fi
 }
 
-# gone PID: the process has exited.
 # gone PID: the process has exited; a zombie not reaped yet has (kill -0
 # still finds it until its parent, PID 1 for a daemon, reaps it).
 gone() {

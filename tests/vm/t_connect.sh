@@ -232,8 +232,8 @@ held() {
 	rm -f "$W/go"
 	$CTL run --policy tscope -- "$TRY" hold "$W/go" "$@" >"$W/hold.out" 2>&1 &
 	r=$!
-	wait_until grep -q '^held' "$W/hold.out"
-	NOTE=$("$TRY" task-value "$MAKING" "$(pgrep -n -x try)")
+	wait_until grep -q '^held ' "$W/hold.out"
+	NOTE=$("$TRY" task-value "$MAKING" "$(sed -n 's/^held //p' "$W/hold.out")")
 	touch "$W/go"
 	wait "$r"
 	OUT=$(head -n 1 "$W/hold.out")

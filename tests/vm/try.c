@@ -38,7 +38,7 @@
  *                                 (stat, which no hook judges), then OP:
  *                                 a call made by a process already running
  *                                 in its tree
- *   try hold FILE OP ARG...       OP, then print "held" and wait until FILE
+ *   try hold FILE OP ARG...       OP, then print "held PID" and wait until FILE
  *                                 exists: what OP left in the process's
  *                                 task storage can be read meanwhile
  *   try bind PATH                 bind a unix stream socket to PATH
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 	if (argc < 4 || strcmp(argv[1], "hold"))
 		return one_op(argc, argv);
 	r = one_op(argc - 2, argv + 2);
-	printf("held\n");
+	printf("held %d\n", (int)getpid());
 	while (stat(argv[2], &st) != 0)
 		usleep(10000);
 	return r;
