@@ -100,13 +100,21 @@ int BPF_PROG(sh_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned
  * symbolic link a tree makes likewise (link_trees, path_symlink).
  * Every other dentry the host instantiates leaves at the inode's mode
  * and device number.
+ *
+ * The note is used up by the task's next socket file or link on the
+ * note's file system, whichever it is: one a create failed to make marks
+ * nothing later. One on another file system leaves it: overlayfs makes
+ * the file in its upper file system, which instantiates its own dentry
+ * (and, over a whiteout, a temporary one in the work directory) before
+ * the overlay's dentry gets its inode.
  */
 SEC("lsm/d_instantiate")
 int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 {
+	struct making_note *making;
 	struct task_struct *task;
 	struct member m = {};
-	__u64 *made, *making;
+	__u64 *made;
 	__u32 type;
 
 	if (!ntagged || !inode)
@@ -119,16 +127,16 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 		if (inode->i_sb->s_magic == SOCKFS_MAGIC)
 			return 0;
 		task = bpf_get_current_task_btf();
-		making = bpf_task_storage_get(&sock_making, task, 0, 0);
-		if (!making || !*making)
+		making = bpf_task_storage_get(&making_notes, task, 0, 0);
+		if (!making || !making->dentry || making->sb != (__u64)dentry->d_sb)
 			return 0;
 		/* Whatever this socket file is, the note is used up: one a
 		 * failed bind left never marks a later one. */
-		if (*making != (__u64)dentry) {
-			*making = 0;
+		if (making->dentry != (__u64)dentry) {
+			making->dentry = 0;
 			return 0;
 		}
-		*making = 0;
+		making->dentry = 0;
 		if (!membership(&m))
 			return 0;
 		made = bpf_inode_storage_get(type == S_IFSOCK ? (void *)&sock_trees : (void *)&link_trees,
@@ -146,7 +154,7 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
 }
 
 /*
- * The note a tree's path_mknod or path_symlink left (sock_making) ends
+ * The note a tree's path_mknod or path_symlink left (making_notes) ends
  * with the create it was for, made or failed: the kernel's vfs_mknod and
  * vfs_symlink return after the d_instantiate that uses it. A create that
  * fails after its path hook (a full file system, a file system with no
@@ -154,33 +162,36 @@ int BPF_PROG(sh_d_instantiate, struct dentry *dentry, struct inode *inode)
  * of a socket file or link, and a lookup instantiates in the task that
  * looks: a dentry the allocator placed where the failed one was would
  * mark an outsider's socket file as the tree's, which the tree could then
- * remove and bind in place of. Not LSM hooks: the exits of two kernel
- * functions that only those creates call (and file systems stacked on
- * others within them), so the rest of the host pays nothing.
+ * remove and bind in place of. Only the call for the noted dentry ends
+ * it: overlayfs calls them again, for its upper file system's dentry,
+ * within the overlay's create. Not LSM hooks: the exits of two kernel
+ * functions that only those creates call, so the rest of the host pays
+ * nothing.
  */
-static __always_inline void making_done(void)
+static __always_inline void making_done(__u64 dentry)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 *making;
+	struct making_note *making;
 
 	if (!task->bpf_storage)
 		return;
-	making = bpf_task_storage_get(&sock_making, task, 0, 0);
-	if (making)
-		*making = 0;
+	making = bpf_task_storage_get(&making_notes, task, 0, 0);
+	if (making && making->dentry == dentry)
+		making->dentry = 0;
 }
 
+/* Both functions take (idmap or mnt_userns, dir, dentry, ...): 6.1 and 6.12. */
 SEC("fexit/vfs_mknod")
-int BPF_PROG(sh_mknod_done)
+int BPF_PROG(sh_mknod_done, void *idmap, struct inode *dir, struct dentry *dentry)
 {
-	making_done();
+	making_done((__u64)dentry);
 	return 0;
 }
 
 SEC("fexit/vfs_symlink")
-int BPF_PROG(sh_symlink_done)
+int BPF_PROG(sh_symlink_done, void *idmap, struct inode *dir, struct dentry *dentry)
 {
-	making_done();
+	making_done((__u64)dentry);
 	return 0;
 }
 

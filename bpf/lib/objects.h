@@ -133,7 +133,7 @@ struct {
  * the file's inode: set when a tree's bind (or mknod) makes it, gone with
  * the inode. A tree renames or links only its own (file.c). Only the
  * making counts: path_mknod notes the new dentry in the task
- * (sock_making), d_instantiate marks the inode that dentry gets; a lookup
+ * (making_notes), d_instantiate marks the inode that dentry gets; a lookup
  * or a link that instantiates an outsider's socket file marks nothing.
  */
 struct {
@@ -146,7 +146,7 @@ struct {
 /*
  * The tree that made each symbolic link (its tagged cgroup's id), on the
  * link's inode, whichever directory it was made in: made the same way
- * (path_symlink notes the dentry in sock_making, d_instantiate marks), gone
+ * (path_symlink notes the dentry in making_notes, d_instantiate marks), gone
  * with the inode. Followed in a sticky world-writable directory by anyone
  * outside that tree, it is refused (ioctl.c, inode_follow_link).
  */
@@ -157,13 +157,23 @@ struct {
 	__type(value, __u64);
 } link_trees SEC(".maps");
 
-/* The dentry a tree's path_mknod of a socket or path_symlink allowed. */
+/*
+ * The dentry a tree's path_mknod of a socket or path_symlink allowed, and
+ * its file system: a file system stacked on others (overlayfs) makes and
+ * instantiates its own in another within the create, which must neither
+ * use the note up nor end it (ioctl.c).
+ */
+struct making_note {
+	__u64 dentry;
+	__u64 sb;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u64);
-} sock_making SEC(".maps");
+	__type(value, struct making_note);
+} making_notes SEC(".maps");
 
 /* A directory every user shares: sticky and world-writable (/tmp, /var/tmp,
  * /dev/shm). dir: a BTF pointer. */
@@ -183,11 +193,13 @@ static __always_inline bool is_symlink(struct dentry *dentry)
  * or that none is on its way. */
 static __always_inline void note_making(struct dentry *dentry, int ret)
 {
-	__u64 *making = bpf_task_storage_get(&sock_making, bpf_get_current_task_btf(), 0,
-					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct making_note *n = bpf_task_storage_get(&making_notes, bpf_get_current_task_btf(), 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-	if (making)
-		*making = ret ? 0 : (__u64)dentry;
+	if (!n)
+		return;
+	n->dentry = ret ? 0 : (__u64)dentry;
+	n->sb = ret ? 0 : (__u64)dentry->d_sb;
 }
 
 /* Is this inode a pty slave of devpts (where only ptmx opens make one)? */

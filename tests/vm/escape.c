@@ -59,6 +59,11 @@
  *   escape uring HOW unlink PATH     io-wq worker does) or sqpoll (the
  *   escape uring HOW rename FROM TO  ring's kernel thread does); an open
  *                                    prints the file's first line after "ok"
+ *   escape after-uring mkdir|write PATH   one io_uring request (a no-op,
+ *                                    which the task runs), then mkdir(PATH)
+ *                                    or open(PATH, O_WRONLY) by the system
+ *                                    call: a task with io_uring state of
+ *                                    its own
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -403,6 +408,24 @@ static int recv_fd(const char *sock)
 	return ok_with_first_line(fd);
 }
 
+/* A no-op through io_uring, then OP on PATH by the system call. */
+static int after_uring(const char *op, const char *path)
+{
+	struct io_uring_sqe req = { .opcode = IORING_OP_NOP };
+	const char *what;
+	int res;
+
+	if (uring_one(&req, URING_INLINE, &res, &what) < 0)
+		return uring_unavailable(what);
+	if (res < 0) {
+		errno = -res;
+		return report(-1, "nop");
+	}
+	if (!strcmp(op, "mkdir"))
+		return report(mkdir(path, 0755), "mkdir");
+	return report(open(path, O_WRONLY), "open");
+}
+
 /* One file operation through io_uring (uring.h says HOW). */
 static int uring_file(const char *how_s, const char *op, const char *path, const char *mode)
 {
@@ -521,6 +544,9 @@ int main(int argc, char **argv)
 		return serve_fd(argv[2], argv[3], argv[4]);
 	if (!strcmp(op, "recv-fd") && argc == 3)
 		return recv_fd(argv[2]);
+	if (!strcmp(op, "after-uring") && argc == 4 &&
+	    (!strcmp(argv[2], "mkdir") || !strcmp(argv[2], "write")))
+		return after_uring(argv[2], argv[3]);
 	if (!strcmp(op, "uring") && (argc == 5 || argc == 6))
 		return uring_file(argv[2], argv[3], argv[4], argc == 6 ? argv[5] : NULL);
 	fprintf(stderr, "escape: bad usage\n");

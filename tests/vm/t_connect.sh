@@ -213,7 +213,7 @@ own listen-dgram sendto "$W/own-d.sock"
 check "scope = tree: the tree's own datagram socket is sent to" "$OUT" ok
 # A bind or a symlink that fails after its path hook allowed it (here on a
 # file system with no inode left) leaves no note of the dentry it would
-# have made (sock_making; bpf/ioctl.c ends it at the kernel's vfs_mknod and
+# have made (making_notes; bpf/ioctl.c ends it at the kernel's vfs_mknod and
 # vfs_symlink): a lookup of the same process whose new dentry the
 # allocator placed where the failed one was would mark an outsider's
 # socket file as the tree's, for the tree to remove and bind in place of.
@@ -224,8 +224,8 @@ mkdir -p "$FULL" && mount -t tmpfs -o size=1m,nr_inodes=4,mode=0755 none "$FULL"
 for ((i = 0; i < 8; i++)); do touch "$FULL/f$i" 2>/dev/null || break; done
 run_outside "$TRY" bind "$FULL/out.sock"
 check "outside: a bind on a file system with no inode left: ENOSPC" "$OUT" "err ENOSPC"
-MAKING=$(bpftool -j map show name sock_making | jq -r 'if type == "array" then .[] else . end | .id')
-check "a process that made nothing has no note (sock_making)" "$("$TRY" task-value "$MAKING" $$)" "err ENOENT"
+MAKING=$(bpftool -j map show name making_notes | jq -r 'if type == "array" then .[] else . end | .id')
+check "a process that made nothing has no note (making_notes)" "$("$TRY" task-value "$MAKING" $$)" "err ENOENT"
 # held OP ARG...: the tree's OP, held after it; OUT its result, NOTE the note.
 held() {
 	local r
@@ -250,6 +250,43 @@ check "twin: the bind where an inode is left succeeds" "$OUT" ok
 check "... its note used up by the socket file it made" "$NOTE" "value 0"
 run_in_tree tscope /usr/bin/bash -c "\"$TRY\" bind $W/held2.sock && \"$TRY\" unlink $W/held2.sock"
 check "... which is the tree's own: it may remove it" "$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok "
+# On overlayfs (a container's root) the file is made in the upper file
+# system, which instantiates a dentry of its own (over a whiteout, first a
+# temporary one in the work directory) inside the overlay's create: that
+# must neither use up nor end the note of the overlay's dentry, which is
+# then marked. Each case beside its twin: an outsider's socket seen
+# through the overlay, and the outsider's own link in the shared directory.
+OV=$SH_TMP/ov
+mkdir -p "$OV/lower/shared" "$OV/upper" "$OV/work" "$OV/m"
+touch "$OV/lower/gone"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$OV/lower/host.sock"
+mount -t overlay overlay -o "lowerdir=$OV/lower,upperdir=$OV/upper,workdir=$OV/work" "$OV/m"
+check "overlayfs mounted" "$(stat -f -c %T "$OV/m")" overlayfs
+run_in_tree tscope /usr/bin/bash -c "\"$TRY\" bind $OV/m/s.sock && \"$TRY\" unlink $OV/m/s.sock"
+check "overlayfs: a socket file the tree bound is its own: it may remove it" \
+	"$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok "
+run_in_tree tscope /usr/bin/bash -c \
+	"\"$TRY\" unlink $OV/m/gone && \"$TRY\" bind $OV/m/gone && \"$TRY\" unlink $OV/m/gone"
+check "... bound over a whiteout (made in the work directory, then moved): its own too" \
+	"$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok "
+try_in_tree tscope unlink "$OV/m/host.sock"
+check "... an outsider's socket seen through the overlay: not the tree's to remove" "$OUT" "err EPERM"
+held bind "$OV/m/h.sock"
+check "... a bind held after it: made" "$OUT" ok
+check "... its note used up by the overlay's dentry" "$NOTE" "value 0"
+run_in_tree tscope /usr/bin/bash -c "\"$TRY\" symlink /etc/hostname $OV/m/shared/link &&
+	\"$TRY\" chmod $OV/m/shared 1777 && \"$TRY\" open $OV/m/shared/link r"
+check "overlayfs: a tree shares its directory, follows its own link there" \
+	"$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok "
+ln -s /etc/hostname "$OV/m/shared/host-made"
+PL='.op == "follow" and .reason == "planted by a tree" and .target == "link"'
+f0=$(audit_count "$PL")
+try_outside open "$OV/m/shared/link" r
+check "... outside: following the tree's link there: refused" "$OUT" "err EPERM"
+check "... recorded as planted" "$(audit_wait "$PL" $((f0 + 1)))" $((f0 + 1))
+try_outside open "$OV/m/shared/host-made" r
+check "... outside: an outsider's link there is followed" "$OUT" ok
+umount "$OV/m"
 # Another tree, of the same policy, serves; this one may not reach it.
 $CTL run --policy tscope -- "$TRY" listen "$W/other.sock" >"$W/other.out" 2>&1 &
 other=$!

@@ -694,6 +694,52 @@ $CTL policy check "$SH_TMP/bad.policy" >/dev/null 2>"$SH_TMP/check.err"
 check "policy check: unknown and default capabilities are errors" \
 	"$(grep -c "bad.policy:[45]: " "$SH_TMP/check.err")" 2
 
+# What the kernel does in a tree's task with credentials of its own
+# choosing is not the tree's use of a capability: overlayfs copies a lower
+# file up as the mount's owner (its trusted.overlay xattrs ask for
+# CAP_SYS_ADMIN), after checking the tree's own credentials against the
+# overlay's file. A change through a container's root file system works;
+# the tree's own use of the same capability there is still refused. A task
+# that has used io_uring, and an io_uring worker, are judged on whatever
+# credentials are in force (a ring's registered ones, or the task's own
+# from before a change): their copy-up is refused.
+echo "-- capabilities the kernel uses for a mount's owner (${SECONDS}s)"
+OV=$SH_TMP/ov
+# A fresh lower directory for each case: the file and its directory are
+# copied up together.
+for d in d1 d2 d3 d4; do mkdir -p "$OV/lower/$d" && echo lower >"$OV/lower/$d/file"; done
+mkdir -p "$OV/upper" "$OV/work" "$OV/m"
+mount -t overlay overlay -o "lowerdir=$OV/lower,upperdir=$OV/upper,workdir=$OV/work" "$OV/m"
+c0=$(counter deny_capability)
+try_in_tree twallopen open "$OV/m/d1/file" w
+check "overlayfs: a lower file opened for writing (copied up)" "$OUT $(ls "$OV/upper/d1" | tr '\n' ' ')" \
+	"ok file "
+try_in_tree twallopen mkdir "$OV/m/d1/new"
+check "overlayfs: a directory made there" "$OUT $(ls -d "$OV/upper/d1/new")" "ok $OV/upper/d1/new"
+counted capability "$c0" 0
+mark
+inw twallopen setxattr-trusted "$OV/m/d1/file"
+check "overlayfs: the tree's own trusted xattr there: refused" "$OUT" "err EPERM"
+expect "trusted xattr" '.hook == "capability" and .target == "CAP_SYS_ADMIN"' "forbidden in a tree"
+outw setxattr-trusted "$OV/m/d1/file"
+check "outside: the same xattr is set" "$OUT" ok
+# copied DIR WHO ESCAPE-ARGS...: the copy-up refused, its file not made.
+copied() {
+	local d=$1 who=$2
+	shift 2
+	mark
+	run_in_tree twallopen "$SH_BUILD/tests/vm/escape" "$@"
+	check "overlayfs: a copy-up by $who: refused" "$OUT $(ls "$OV/upper/$d" 2>/dev/null | grep -c file)" \
+		"err EPERM 0"
+	expect "copy-up by $who" '.hook == "capability" and .target == "CAP_SYS_ADMIN"' \
+		"forbidden in a tree"
+}
+copied d2 "an io_uring worker" uring async open "$OV/m/d2/file" w
+copied d3 "a task that has used io_uring" after-uring write "$OV/m/d3/file"
+run_outside "$SH_BUILD/tests/vm/escape" uring async open "$OV/m/d4/file" w
+check "outside: the same through io_uring" "$OUT $(ls "$OV/upper/d4")" "ok file"
+umount "$OV/m"
+
 # ---- 8. kernel interfaces that run code outside the tree -------------------
 echo "-- kernel knobs (${SECONDS}s)"
 c0=$(counter deny_file)

@@ -44,7 +44,8 @@
  *   try bind PATH                 bind a unix stream socket to PATH
  *   try task-value MAP-ID PID     (outside the trees) the value of task
  *                                 storage map MAP-ID for PID, through a
- *                                 pidfd: prints "value N" (8 bytes) or
+ *                                 pidfd: prints "value N" (its first
+ *                                 8 bytes; values up to 64 bytes) or
  *                                 "err NAME" (ENOENT: no entry)
  *
  * Prints "ok" (exit 0) or "err NAME" where NAME is the errno's symbol
@@ -209,7 +210,7 @@ static int fiosetown32(pid_t pid)
 static int task_value(unsigned id, pid_t pid)
 {
 	union bpf_attr a = { 0 };
-	unsigned long long v = 0;
+	unsigned long long v[8] = { 0 };
 	int map, pfd;
 
 	a.map_id = id;
@@ -220,10 +221,10 @@ static int task_value(unsigned id, pid_t pid)
 	memset(&a, 0, sizeof(a));
 	a.map_fd = map;
 	a.key = (unsigned long)&pfd;
-	a.value = (unsigned long)&v;
+	a.value = (unsigned long)v;
 	if (syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &a, sizeof(a)) < 0)
 		return report(-1);
-	printf("value %llu\n", v);
+	printf("value %llu\n", v[0]);
 	return 0;
 }
 

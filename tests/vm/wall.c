@@ -22,6 +22,8 @@
  *   wall setxattr PATH             file capabilities (security.capability,
  *                                  version 2, none set): what setcap does
  *   wall setxattr-user PATH        setxattr(PATH, "user.sharness")
+ *   wall setxattr-trusted PATH     setxattr(PATH, "trusted.sharness"):
+ *                                 CAP_SYS_ADMIN's to make
  *   wall removexattr PATH          removexattr(PATH, "security.capability")
  *   wall setacl PATH               a POSIX access ACL (u::rw-,g::r--,o::r--)
  *   wall utimens PATH              utimensat(PATH, 2001-09-09)
@@ -451,6 +453,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "setxattr-user") && argc == 3)
 		return report(setxattr(argv[2], "user.sharness", "x", 1, 0), "setxattr");
+	if (!strcmp(op, "setxattr-trusted") && argc == 3)
+		return report(setxattr(argv[2], "trusted.sharness", "x", 1, 0), "setxattr");
 	if (!strcmp(op, "removexattr") && argc == 3)
 		return report(removexattr(argv[2], "security.capability"), "removexattr");
 	if (!strcmp(op, "setacl") && argc == 3)

@@ -239,9 +239,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	const char *name = bpf_map__name(m);
 
 	/* learned: what learning trees reported; empty, they report again.
-	 * cg_outside: cgroups found outside; empty, found again.
-	 * top_root: the last root found to be its namespace's top; the same.
-	 * sb_mount: file systems found with one mount; the same.
+	 * cg_outside, top_root, sb_mount: what the programs found (cgroups
+	 * outside, a namespace's top root, file systems of one mount); empty,
+	 * found again.
 	 * prot_filter: empty, it is not armed: every check looks up
 	 * protected_inodes until the daemon fills and arms it.
 	 * dir_marks, dir_names: empty, no adopted policy table entry keeps
@@ -252,9 +252,9 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * unix_binders: empty, a socket a tree bound before is no tree's:
 	 * under [connect] scope = tree refused as an outsider's would be.
 	 * sock_trees: empty, the same: under [connect] rules its tree may
-	 * not rename it. sock_making: empty, a bind under way marks nothing.
-	 * link_trees: empty, a link a tree made before is no tree's: followed
-	 * as the kernel's own rules allow. exec_pins, pin_paths,
+	 * not rename it. making_notes (was sock_making): empty, a bind under
+	 * way marks nothing. link_trees: empty, a link a tree made before is
+	 * no tree's: followed as the kernel's own rules allow. exec_pins, pin_paths,
 	 * pin_digests: written by the apply with the rules that name them.
 	 * pin_verdicts: empty, an exec under way when the daemons changed
 	 * is hashed again. cg_patterns, cg_classes: written by the apply;
@@ -271,7 +271,7 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
 	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees") ||
 	       !strcmp(name, "unix_binders") || !strcmp(name, "sock_trees") ||
-	       !strcmp(name, "sock_making") || !strcmp(name, "link_trees") ||
+	       !strcmp(name, "making_notes") || !strcmp(name, "link_trees") ||
 	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
 	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts") ||
 	       !strcmp(name, "cg_patterns") || !strcmp(name, "runtime_cgroups") ||
