@@ -149,11 +149,16 @@ static __always_inline bool file_caps_name(const char *name)
  * The attributes of a directory every user shares are the host's, as its
  * mode is (file.c, forbid_shared): an access ACL that takes "other" write
  * away would let a tree plant a link there (refuse_planted asks the mode),
- * then put the ACL back. No tree changes them, whatever its write rules.
+ * then put the ACL back. No tree changes them, whatever its write rules;
+ * nor those of any sticky directory, where an ACL giving "other" write
+ * would make one shared that no chmod recorded (file.c, record_shared).
  */
 static __always_inline bool shared_attrs(struct dentry *dentry)
 {
-	return shared_dir(dentry->d_inode);
+	struct inode *inode = dentry->d_inode;
+
+	return inode && (shared_dir(inode) ||
+			 ((inode->i_mode & S_IFMT) == S_IFDIR && (inode->i_mode & S_ISVTX)));
 }
 
 /* The first argument is a struct user_namespace * on 6.1, a struct

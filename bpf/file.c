@@ -469,6 +469,30 @@ static __always_inline int forbid_shared(struct member *m, __u32 op, __u32 mode,
 			    dentry, mnt);
 }
 
+/*
+ * A directory the tree makes shared (shared_dir) may hold links it made
+ * before: their marks (link_trees) last only while their inodes stay in
+ * memory, so the directory is recorded by what outlives them
+ * (shared_by_tree), and every link in it is the tree's to follow alone
+ * (inode_follow_link). Where the record cannot be kept, the chmod is
+ * refused. A directory made shared by mkdir is empty, and a tree puts no
+ * link in a shared one (refuse_planted).
+ */
+static __always_inline int record_shared(struct member *m, struct dentry *dentry,
+					 struct vfsmount *mnt, umode_t mode)
+{
+	struct inode *inode = dentry->d_inode;
+	struct sh_inode_id k;
+
+	if (!inode || (inode->i_mode & S_IFMT) != S_IFDIR ||
+	    (mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 0;
+	inode_id(inode, &k);
+	if (bpf_map_update_elem(&shared_by_tree, &k, &m->origin, BPF_ANY))
+		return forbid_shared(m, SH_OP_CHMOD, mode, dentry, mnt);
+	return 0;
+}
+
 SEC("lsm/path_chmod")
 int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 {
@@ -479,7 +503,10 @@ int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 		return forbid_setid(&m, path->dentry, path->mnt, SH_OP_CHMOD, mode);
 	if (shared_dir(path->dentry->d_inode))
 		return forbid_shared(&m, SH_OP_CHMOD, mode, path->dentry, path->mnt);
-	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
+	ret = judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
+	if (ret)
+		return ret;
+	return record_shared(&m, path->dentry, path->mnt, mode);
 }
 
 /* kuid_t and kgid_t are passed as 32-bit values; they are not needed. */

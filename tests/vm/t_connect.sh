@@ -279,13 +279,16 @@ run_in_tree tscope /usr/bin/bash -c "\"$TRY\" symlink /etc/hostname $OV/m/shared
 check "overlayfs: a tree shares its directory, follows its own link there" \
 	"$(tr '\n' ' ' <"$SH_TMP/last.out")" "ok ok ok "
 ln -s /etc/hostname "$OV/m/shared/host-made"
+mkdir -m 1777 "$OV/m/hostshared" && ln -s /etc/hostname "$OV/m/hostshared/host-made"
 PL='.op == "follow" and .reason == "planted by a tree" and .target == "link"'
 f0=$(audit_count "$PL")
 try_outside open "$OV/m/shared/link" r
 check "... outside: following the tree's link there: refused" "$OUT" "err EPERM"
 check "... recorded as planted" "$(audit_wait "$PL" $((f0 + 1)))" $((f0 + 1))
 try_outside open "$OV/m/shared/host-made" r
-check "... outside: an outsider's link there is followed" "$OUT" ok
+check "... outside: an outsider's link there too (the tree shared the directory)" "$OUT" "err EPERM"
+try_outside open "$OV/m/hostshared/host-made" r
+check "... outside: an outsider's link in a directory the host shared is followed" "$OUT" ok
 umount "$OV/m"
 # Another tree, of the same policy, serves; this one may not reach it.
 $CTL run --policy tscope -- "$TRY" listen "$W/other.sock" >"$W/other.out" 2>&1 &

@@ -901,6 +901,50 @@ try_in_tree twallopen open "$ST/host-made" r
 check "a tree follows the host's link there" "$OUT" ok
 try_in_tree twallopen chmod "$SH_TMP/plain" 0750
 check "twin: chmod of a directory of its own" "$OUT $(stat -c %a "$SH_TMP/plain")" "ok 750"
+# A mark lasts while the link's inode stays in memory. Evicted (here by
+# drop_caches; a tree can fill its own memory to the same end), the
+# directory the tree made shared still tells: its chmod recorded it by
+# device, inode number and generation (shared_by_tree), which outlive the
+# inode. Needs a file system that evicts inodes: ext4 on the ram disk.
+shared_ids() {
+	bpftool -j map dump pinned "$(ls -dv "$PIN"/gen-*/ | tail -n 1)map_shared_by_tree" |
+		jq -r '.[] | .formatted.key | "\(.dev / 1048576 | floor):\(.dev % 1048576):\(.ino)"'
+}
+recorded() { [ "$(shared_ids | grep -cx "$1")" = "$2" ]; }
+if [ "$BLK" = /dev/ram0 ] && mkfs.ext4 -q -F /dev/ram0 && mount -t ext4 /dev/ram0 "$EXT"; then
+	mkdir -p "$EXT/later" "$EXT/host" && chmod 1777 "$EXT/host"
+	ln -s "$SH_TMP/target" "$EXT/host/host-made"
+	run_in_tree twallopen bash -c "$TRY symlink $SH_TMP/target $EXT/later/link && $TRY chmod $EXT/later 1777"
+	check "ext4: a tree makes a link, then shares its directory" "$(tr '\n' ' ' <"$SH_TMP/last.out")" \
+		"ok ok "
+	dir_id=$(stat -c '%Hd:%Ld:%i' "$EXT/later")
+	check "  ... the directory is recorded (shared_by_tree)" "$(shared_ids | grep -cx "$dir_id")" 1
+	check "  ... the host's own shared directory is not" \
+		"$(shared_ids | grep -cx "$(stat -c '%Hd:%Ld:%i' "$EXT/host")")" 0
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	mark
+	try_outside open "$EXT/later/link" r
+	check "ext4, the link's inode evicted: following it outside: refused" "$OUT" "err EPERM"
+	expect "planted link, evicted" '.op == "follow" and .target == "link"' "planted by a tree"
+	try_outside open "$EXT/host/host-made" r
+	check "  ... twin: an outsider's link in the host's shared directory" "$OUT" ok
+	echo 2 >/proc/sys/vm/drop_caches
+	mark
+	try_in_tree twallopen open "$EXT/later/link" r
+	check "  ... another tree: refused" "$OUT" "err EPERM"
+	expect "planted link, evicted, another tree" '.op == "follow" and .policy == "twallopen"' \
+		"planted by a tree"
+	umount "$EXT"
+	# The record goes with its file system: dropped once no namespace
+	# mounts it (at the daemon's start, then once a minute).
+	stop_daemon
+	start_daemon || fail "daemon starts again"
+	wait_until recorded "$dir_id" 0
+	check "  ... unmounted, its record is dropped" "$(shared_ids | grep -cx "$dir_id")" 0
+else
+	fail "ext4 on a ram disk for the evicted-link test" "no ram disk or ext4"
+fi
 
 # ---- 10. the daemon's own door ----------------------------------------------
 echo "-- the control socket (${SECONDS}s)"

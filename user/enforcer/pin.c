@@ -243,11 +243,10 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * outside, a namespace's top root, file systems of one mount); empty,
 	 * found again.
 	 * prot_filter: empty, it is not armed: every check looks up
-	 * protected_inodes until the daemon fills and arms it.
-	 * dir_marks, dir_names: empty, no adopted policy table entry keeps
-	 * SH_PF_MARKS (drop_dirs_flag) until the apply writes them. memos,
-	 * unix_memo: empty, they are made again.
-	 * pty_trees: empty, a pty a tree made before is no tree's: its
+	 * protected_inodes until the daemon fills and arms it. dir_marks,
+	 * dir_names: empty, no adopted policy table entry keeps SH_PF_MARKS
+	 * (drop_dirs_flag) until the apply writes them. memos, unix_memo:
+	 * empty, they are made again. pty_trees: empty, a pty a tree made before is no tree's: its
 	 * slave is refused by name as a device, never opened to another.
 	 * unix_binders: empty, a socket a tree bound before is no tree's:
 	 * under [connect] scope = tree refused as an outsider's would be.
@@ -259,7 +258,8 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * pin_verdicts: empty, an exec under way when the daemons changed
 	 * is hashed again. cg_patterns, cg_classes: written by the apply;
 	 * until then no cgroup is tagged as it is made (the apply tags those
-	 * made before it). runtime_cgroups: a build without it made no container tag.
+	 * made before it). runtime_cgroups, shared_by_tree: a build without
+	 * them made no container tag and kept no directory a tree shared.
 	 * pattern_names: a cgroup made before is named while it exists.
 	 * dir_moves: not live (memos keyed to every rename) until this
 	 * daemon's programs are attached. */
@@ -267,15 +267,15 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "learned") || !strcmp(name, "cg_outside") ||
 	       !strcmp(name, "top_root") || !strcmp(name, "sb_mount") ||
 	       !strcmp(name, "prot_filter") || !strcmp(name, "cg_classes") ||
-	       !strcmp(name, "dir_marks") ||
-	       !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
+	       !strcmp(name, "dir_marks") || !strcmp(name, "dir_names") || !strcmp(name, "memos") ||
 	       !strcmp(name, "unix_memo") || !strcmp(name, "pty_trees") ||
 	       !strcmp(name, "unix_binders") || !strcmp(name, "sock_trees") ||
 	       !strcmp(name, "making_notes") || !strcmp(name, "link_trees") ||
 	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
 	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts") ||
 	       !strcmp(name, "cg_patterns") || !strcmp(name, "runtime_cgroups") ||
-	       !strcmp(name, "pattern_names") || !strcmp(name, "dir_moves");
+	       !strcmp(name, "pattern_names") || !strcmp(name, "dir_moves") ||
+	       !strcmp(name, "shared_by_tree");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)
