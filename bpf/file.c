@@ -470,27 +470,24 @@ static __always_inline int forbid_shared(struct member *m, __u32 op, __u32 mode,
 }
 
 /*
- * A directory the tree makes shared (shared_dir) may hold links it made
- * before: their marks (link_trees) last only while their inodes stay in
- * memory, so the directory is recorded by what outlives them
- * (shared_by_tree), and every link in it is the tree's to follow alone
- * (inode_follow_link). Where the record cannot be kept, the chmod is
- * refused. A directory made shared by mkdir is empty, and a tree puts no
- * link in a shared one (refuse_planted).
+ * A directory the tree makes shared (sticky and world-writable: chmod
+ * 1777) must be empty: a link the tree put in it before would be followed
+ * by outsiders once its mark (link_trees) is gone with its inode, which
+ * the kernel evicts when memory runs short (a tree can fill its own to
+ * that end) and a reboot forgets. Emptiness is known on tmpfs, whose
+ * directory's size counts the names in it, and chmod holds the
+ * directory's lock, so none is made meanwhile; elsewhere it cannot be
+ * told, and the chmod is refused. mkdir with that mode makes an empty
+ * one anywhere, and no tree puts a link in a shared one (refuse_planted).
  */
-static __always_inline int record_shared(struct member *m, struct dentry *dentry,
-					 struct vfsmount *mnt, umode_t mode)
+static __always_inline bool shares_unempty(struct dentry *dentry, umode_t mode)
 {
 	struct inode *inode = dentry->d_inode;
-	struct sh_inode_id k;
 
 	if (!inode || (inode->i_mode & S_IFMT) != S_IFDIR ||
 	    (mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
-		return 0;
-	inode_id(inode, &k);
-	if (bpf_map_update_elem(&shared_by_tree, &k, &m->origin, BPF_ANY))
-		return forbid_shared(m, SH_OP_CHMOD, mode, dentry, mnt);
-	return 0;
+		return false;
+	return inode->i_sb->s_magic != TMPFS_MAGIC || inode->i_size != 2 * SH_SHMEM_BOGO_DIRENT;
 }
 
 SEC("lsm/path_chmod")
@@ -501,12 +498,9 @@ int BPF_PROG(sh_path_chmod, const struct path *path, umode_t mode, int ret)
 	ENTER(ret, m);
 	if (plants_setid(mode, BPF_CORE_READ(path->dentry, d_inode, i_mode)))
 		return forbid_setid(&m, path->dentry, path->mnt, SH_OP_CHMOD, mode);
-	if (shared_dir(path->dentry->d_inode))
+	if (shared_dir(path->dentry->d_inode) || shares_unempty(path->dentry, mode))
 		return forbid_shared(&m, SH_OP_CHMOD, mode, path->dentry, path->mnt);
-	ret = judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
-	if (ret)
-		return ret;
-	return record_shared(&m, path->dentry, path->mnt, mode);
+	return judge_write(&m, path->dentry, path->mnt, SH_OP_CHMOD);
 }
 
 /* kuid_t and kgid_t are passed as 32-bit values; they are not needed. */

@@ -209,8 +209,6 @@ int BPF_PROG(sh_symlink_done, void *idmap, struct inode *dir, struct dentry *den
 SEC("lsm/inode_follow_link")
 int BPF_PROG(sh_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu, int ret)
 {
-	struct inode *dir = dentry->d_parent->d_inode;
-	struct sh_inode_id k;
 	struct member m = {};
 	struct scratch *s;
 	__u64 *made, planter;
@@ -219,18 +217,11 @@ int BPF_PROG(sh_inode_follow_link, struct dentry *dentry, struct inode *inode, b
 	if (ret)
 		return ret;
 	made = bpf_inode_storage_get(&link_trees, inode, 0, 0);
-	planter = made ? *made : 0;
-	if (!shared_dir(dir))
+	if (!made || !*made)
 		return 0;
-	/* No mark (none made, or the inode was evicted since): a directory a
-	 * tree made shared holds links only that tree follows. */
-	if (!planter) {
-		inode_id(dir, &k);
-		made = bpf_map_lookup_elem(&shared_by_tree, &k);
-		if (!made || !*made)
-			return 0;
-		planter = *made;
-	}
+	planter = *made;
+	if (!shared_dir(dentry->d_parent->d_inode))
+		return 0;
 	if (membership(&m)) {
 		if (m.origin == planter)
 			return 0;

@@ -112,7 +112,9 @@ static __always_inline bool dac_read_search_decides(void)
  * works on its layers as the mount's owner (a copy-up's trusted.overlay
  * xattrs ask for CAP_SYS_ADMIN), after checking the tree's own
  * credentials against the overlay's file; access(2) checks with a copy
- * of the task's own, a core dump writes with one. io_uring is the
+ * of the task's own. A core dump writes with such a copy, whose checks
+ * (CAP_SYS_RESOURCE: past a quota, into blocks kept for root) are judged:
+ * the dumping task is marked (PF_DUMPCORE). io_uring is the other
  * exception: a request runs with the credentials its ring registered
  * (IORING_REGISTER_PERSONALITY) or the task had when it was queued, which
  * a task that changed its own since would use unjudged. So a task that
@@ -126,7 +128,8 @@ static __always_inline bool own_creds(const struct cred *cred)
 
 	if ((unsigned long)cred != (unsigned long)t->cred)
 		return false;
-	if ((unsigned long)cred == (unsigned long)t->real_cred || (t->flags & PF_IO_WORKER))
+	if ((unsigned long)cred == (unsigned long)t->real_cred ||
+	    (t->flags & (PF_IO_WORKER | PF_DUMPCORE)))
 		return true;
 	if (!bpf_core_field_exists(t->io_uring))
 		return false;

@@ -180,21 +180,6 @@ struct sh_pin_key {
 	__u64 ino;
 };
 
-/*
- * A directory a tree made one every user shares (chmod to sticky and
- * world-writable: shared_by_tree), by its file system's device, inode
- * number and generation: what outlives the inode in memory, whose storage
- * (and the marks on the links in it) goes when the kernel evicts it. The
- * daemon drops the entries of file systems no longer mounted anywhere.
- */
-#define SH_SHARED_DIRS_MAX   (16 * 1024)
-
-struct sh_inode_id {
-	__u32 dev;         /* MKDEV(major, minor) as the kernel holds it */
-	__u32 gen;         /* i_generation: a number used again is another inode */
-	__u64 ino;
-};
-
 struct sh_pin {
 	__s64 ctime_sec;
 	__u32 ctime_nsec;

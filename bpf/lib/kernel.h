@@ -68,6 +68,10 @@
 #define RPC_PIPEFS_MAGIC 0x67596969
 #define DEVPTS_SUPER_MAGIC 0x1cd1
 #define SOCKFS_MAGIC 0x534f434b
+#define TMPFS_MAGIC 0x01021994
+/* What a tmpfs directory's size grows by for each name in it (mm/shmem.c):
+ * an empty one's is twice that. */
+#define SH_SHMEM_BOGO_DIRENT 20
 
 #define F_UNLCK 2 /* file_lock's type: an unlock */
 
@@ -125,6 +129,8 @@
 /* task_struct.flags: an io_uring worker or SQPOLL thread (its pt_regs are
  * not a system call's). */
 #define PF_IO_WORKER 0x00000010
+/* A task writing its own core dump (set in zap_threads). */
+#define PF_DUMPCORE 0x00000200
 #define PIDTYPE_PID 0
 
 /* Socket families (linux/socket.h). */

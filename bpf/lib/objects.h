@@ -158,27 +158,6 @@ struct {
 } link_trees SEC(".maps");
 
 /*
- * The directories trees made shared (include/sharness.h): a link a tree
- * made in one before it was shared is refused to outsiders by its inode's
- * mark (link_trees) while that inode stays in memory, and by this record
- * after (inode_follow_link): a tree that fills its own memory can make the
- * kernel evict it.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SH_SHARED_DIRS_MAX);
-	__type(key, struct sh_inode_id);
-	__type(value, __u64);
-} shared_by_tree SEC(".maps");
-
-static __always_inline void inode_id(struct inode *inode, struct sh_inode_id *k)
-{
-	k->dev = inode->i_sb->s_dev;
-	k->gen = inode->i_generation;
-	k->ino = inode->i_ino;
-}
-
-/*
  * The dentry a tree's path_mknod of a socket or path_symlink allowed, and
  * its file system: a file system stacked on others (overlayfs) makes and
  * instantiates its own in another within the create, which must neither

@@ -38,7 +38,6 @@ struct sh_enforcer {
 	uint64_t pattern_gc_ms;                 /* ptags last looked up, removed ones dropped */
 	uint64_t pattern_lost_seen;             /* pattern_lost already logged */
 	uint64_t runtime_gc_ms;                 /* container tags last pruned (monotonic) */
-	uint64_t shared_gc_ms;                  /* shared_by_tree last pruned (shared.c) */
 	uint32_t patterns_stale;                /* table entries whose directory went */
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
@@ -144,8 +143,6 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 void sh_patterns_retire(struct sh_enforcer *e);
 void sh_patterns_refresh(struct sh_enforcer *e);
 void sh_patterns_tick(struct sh_enforcer *e);
-/* shared.c: drop the shared directories of file systems no longer mounted. */
-void sh_enforcer_prune_shared(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id);
 
 #endif

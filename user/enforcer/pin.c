@@ -258,8 +258,8 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	 * pin_verdicts: empty, an exec under way when the daemons changed
 	 * is hashed again. cg_patterns, cg_classes: written by the apply;
 	 * until then no cgroup is tagged as it is made (the apply tags those
-	 * made before it). runtime_cgroups, shared_by_tree: a build without
-	 * them made no container tag and kept no directory a tree shared.
+	 * made before it). runtime_cgroups: a build without it made no
+	 * container tag.
 	 * pattern_names: a cgroup made before is named while it exists.
 	 * dir_moves: not live (memos keyed to every rename) until this
 	 * daemon's programs are attached. */
@@ -274,8 +274,7 @@ static bool map_filled_by_apply(const struct bpf_map *m)
 	       !strcmp(name, "exec_pins") || !strcmp(name, "pin_paths") ||
 	       !strcmp(name, "pin_digests") || !strcmp(name, "pin_verdicts") ||
 	       !strcmp(name, "cg_patterns") || !strcmp(name, "runtime_cgroups") ||
-	       !strcmp(name, "pattern_names") || !strcmp(name, "dir_moves") ||
-	       !strcmp(name, "shared_by_tree");
+	       !strcmp(name, "pattern_names") || !strcmp(name, "dir_moves");
 }
 
 static bool layout_matches(int fd, const struct bpf_map *m)

@@ -272,10 +272,6 @@ void sh_enforcer_idle_tick(struct sh_enforcer *e)
 		e->runtime_gc_ms = now;
 		sh_enforcer_prune_runtime(e);
 	}
-	if (!e->shared_gc_ms || now - e->shared_gc_ms >= 60000) {
-		e->shared_gc_ms = now;
-		sh_enforcer_prune_shared(e);
-	}
 	sh_enforcer_rest_if_idle(e, now);
 }
 
