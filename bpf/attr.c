@@ -146,12 +146,34 @@ static __always_inline bool file_caps_name(const char *name)
 }
 
 /*
+ * An attribute outside the kernel's namespaces (user., security., system.,
+ * trusted.): a file system that keeps such names as its own metadata
+ * (ntfs3 takes "$LXMOD", "$LXUID" and "$LXGID" for a file's mode and
+ * owner when it reads the inode again) would let a tree set a mode no
+ * chmod judged, a set-user-ID bit or a directory shared with its links in
+ * it. Refused whatever the write rules.
+ */
+static __always_inline bool foreign_xattr_name(const char *name)
+{
+	char n[10] = {};
+
+	bpf_probe_read_kernel_str(n, sizeof(n), name);
+	return !(n[0] == 'u' && n[1] == 's' && n[2] == 'e' && n[3] == 'r' && n[4] == '.') &&
+	       !(n[0] == 's' && n[1] == 'e' && n[2] == 'c' && n[3] == 'u' && n[4] == 'r' &&
+		 n[5] == 'i' && n[6] == 't' && n[7] == 'y' && n[8] == '.') &&
+	       !(n[0] == 's' && n[1] == 'y' && n[2] == 's' && n[3] == 't' && n[4] == 'e' &&
+		 n[5] == 'm' && n[6] == '.') &&
+	       !(n[0] == 't' && n[1] == 'r' && n[2] == 'u' && n[3] == 's' && n[4] == 't' &&
+		 n[5] == 'e' && n[6] == 'd' && n[7] == '.');
+}
+
+/*
  * The attributes of a directory every user shares are the host's, as its
  * mode is (file.c, forbid_shared): an access ACL that takes "other" write
  * away would let a tree plant a link there (refuse_planted asks the mode),
  * then put the ACL back. No tree changes them, whatever its write rules;
  * nor those of any sticky directory, where an ACL giving "other" write
- * would make one shared that no chmod recorded (file.c, record_shared).
+ * would make one shared past chmod's check (file.c, shares_unempty).
  */
 static __always_inline bool shared_attrs(struct dentry *dentry)
 {
@@ -171,7 +193,8 @@ int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *
 
 	ENTER(ret, m);
 	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR,
-				   file_caps_name(name) || shared_attrs(dentry));
+				   file_caps_name(name) || foreign_xattr_name(name) ||
+				   shared_attrs(dentry));
 }
 
 SEC("lsm/inode_removexattr")

@@ -723,6 +723,18 @@ check "overlayfs: the tree's own trusted xattr there: refused" "$OUT" "err EPERM
 expect "trusted xattr" '.hook == "capability" and .target == "CAP_SYS_ADMIN"' "forbidden in a tree"
 outw setxattr-trusted "$OV/m/d1/file"
 check "outside: the same xattr is set" "$OUT" ok
+# A name outside the kernel's namespaces: ntfs3 keeps "$LXMOD", "$LXUID"
+# and "$LXGID" as a file's mode and owner when it reads the inode again (a
+# mode no chmod judged). Refused before the file system is asked; outside,
+# tmpfs's own answer: no such namespace.
+XF=$SH_TMP/xattr-file
+: >"$XF"
+mark
+inw twallopen setxattr-named "$XF" '$LXMOD'
+check "an attribute outside the kernel's namespaces (\$LXMOD): refused" "$OUT" "err EPERM"
+expect "\$LXMOD" ".op == \"setxattr\" and .target == \"$XF\"" "forbidden in a tree"
+outw setxattr-named "$XF" '$LXMOD'
+check "outside: the file system's own answer" "$OUT" "err EOPNOTSUPP"
 # copied DIR WHO ESCAPE-ARGS...: the copy-up refused, its file not made.
 copied() {
 	local d=$1 who=$2

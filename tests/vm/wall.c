@@ -24,6 +24,7 @@
  *   wall setxattr-user PATH        setxattr(PATH, "user.sharness")
  *   wall setxattr-trusted PATH     setxattr(PATH, "trusted.sharness"):
  *                                 CAP_SYS_ADMIN's to make
+ *   wall setxattr-named PATH NAME  setxattr(PATH, NAME, "x")
  *   wall removexattr PATH          removexattr(PATH, "security.capability")
  *   wall setacl PATH               a POSIX access ACL (u::rw-,g::r--,o::r--)
  *   wall utimens PATH              utimensat(PATH, 2001-09-09)
@@ -455,6 +456,8 @@ int main(int argc, char **argv)
 		return report(setxattr(argv[2], "user.sharness", "x", 1, 0), "setxattr");
 	if (!strcmp(op, "setxattr-trusted") && argc == 3)
 		return report(setxattr(argv[2], "trusted.sharness", "x", 1, 0), "setxattr");
+	if (!strcmp(op, "setxattr-named") && argc == 4)
+		return report(setxattr(argv[2], argv[3], "x", 1, 0), "setxattr");
 	if (!strcmp(op, "removexattr") && argc == 3)
 		return report(removexattr(argv[2], "security.capability"), "removexattr");
 	if (!strcmp(op, "setacl") && argc == 3)
