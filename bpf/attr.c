@@ -128,43 +128,38 @@ static __always_inline int judge_dentry_change(struct member *m, struct dentry *
 	return released(m, __judge_dentry_change(m, dentry, op, forbidden));
 }
 
-/*
- * security.capability: file capabilities, which a file gives whoever runs
- * it, a host user outside the tree included. No tree plants them,
- * whatever its write rules (as no tree sets a set-user-ID bit: file.c).
- */
-static __always_inline bool file_caps_name(const char *name)
-{
-	const char want[20] = "security.capability";
-	char n[20] = {};
+/* An attribute's name, its first SH_XATTR_HEAD bytes, read once. */
+#define SH_XATTR_HEAD 20
 
-	bpf_probe_read_kernel_str(n, sizeof(n), name);
-	for (int i = 0; i < (int)sizeof(n); i++)
-		if (n[i] != want[i])
+static __always_inline bool has_prefix(const char *n, const char *p, int len)
+{
+	for (int i = 0; i < len; i++)
+		if (n[i] != p[i])
 			return false;
 	return true;
 }
 
 /*
- * An attribute outside the kernel's namespaces (user., security., system.,
- * trusted.): a file system that keeps such names as its own metadata
- * (ntfs3 takes "$LXMOD", "$LXUID" and "$LXGID" for a file's mode and
- * owner when it reads the inode again) would let a tree set a mode no
- * chmod judged, a set-user-ID bit or a directory shared with its links in
- * it. Refused whatever the write rules.
+ * security.capability: file capabilities, which a file gives whoever runs
+ * it, a host user outside the tree included. No tree plants them,
+ * whatever its write rules (as no tree sets a set-user-ID bit: file.c).
+ * And any name outside the kernel's namespaces (user., security.,
+ * system., trusted.): a file system that keeps such names as its own
+ * metadata (ntfs3 takes "$LXMOD", "$LXUID" and "$LXGID" for a file's mode
+ * and owner when it reads the inode again) would let a tree set a mode
+ * no chmod judged, a set-user-ID bit or a directory shared with its links
+ * in it, or take one away. A name that cannot be read is refused.
  */
-static __always_inline bool foreign_xattr_name(const char *name)
+static __always_inline bool forbidden_xattr(const char *name, bool set)
 {
-	char n[10] = {};
+	char n[SH_XATTR_HEAD] = {};
 
-	bpf_probe_read_kernel_str(n, sizeof(n), name);
-	return !(n[0] == 'u' && n[1] == 's' && n[2] == 'e' && n[3] == 'r' && n[4] == '.') &&
-	       !(n[0] == 's' && n[1] == 'e' && n[2] == 'c' && n[3] == 'u' && n[4] == 'r' &&
-		 n[5] == 'i' && n[6] == 't' && n[7] == 'y' && n[8] == '.') &&
-	       !(n[0] == 's' && n[1] == 'y' && n[2] == 's' && n[3] == 't' && n[4] == 'e' &&
-		 n[5] == 'm' && n[6] == '.') &&
-	       !(n[0] == 't' && n[1] == 'r' && n[2] == 'u' && n[3] == 's' && n[4] == 't' &&
-		 n[5] == 'e' && n[6] == 'd' && n[7] == '.');
+	if (bpf_probe_read_kernel_str(n, sizeof(n), name) <= 0)
+		return true;
+	if (set && has_prefix(n, "security.capability", 20))
+		return true;
+	return !has_prefix(n, "user.", 5) && !has_prefix(n, "security.", 9) &&
+	       !has_prefix(n, "system.", 7) && !has_prefix(n, "trusted.", 8);
 }
 
 /*
@@ -193,8 +188,7 @@ int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *
 
 	ENTER(ret, m);
 	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR,
-				   file_caps_name(name) || foreign_xattr_name(name) ||
-				   shared_attrs(dentry));
+				   forbidden_xattr(name, true) || shared_attrs(dentry));
 }
 
 SEC("lsm/inode_removexattr")
@@ -203,7 +197,8 @@ int BPF_PROG(sh_inode_removexattr, void *idmap, struct dentry *dentry, const cha
 	struct member m = {};
 
 	ENTER(ret, m);
-	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR, shared_attrs(dentry));
+	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR,
+				   forbidden_xattr(name, false) || shared_attrs(dentry));
 }
 
 /* POSIX ACLs: through setxattr on 6.1, through these hooks from 6.2 on

@@ -131,8 +131,9 @@ static __always_inline bool own_creds(const struct cred *cred)
 	if ((unsigned long)cred == (unsigned long)t->real_cred ||
 	    (t->flags & (PF_IO_WORKER | PF_DUMPCORE)))
 		return true;
+	/* A kernel that has no io_uring state to tell by: judged. */
 	if (!bpf_core_field_exists(t->io_uring))
-		return false;
+		return true;
 	return BPF_CORE_READ(t, io_uring) != NULL;
 }
 

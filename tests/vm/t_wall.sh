@@ -735,6 +735,17 @@ check "an attribute outside the kernel's namespaces (\$LXMOD): refused" "$OUT" "
 expect "\$LXMOD" ".op == \"setxattr\" and .target == \"$XF\"" "forbidden in a tree"
 outw setxattr-named "$XF" '$LXMOD'
 check "outside: the file system's own answer" "$OUT" "err EOPNOTSUPP"
+mark
+inw twallopen removexattr-named "$XF" '$LXMOD'
+check "  ... its removal: refused" "$OUT" "err EPERM"
+expect "\$LXMOD removed" ".op == \"removexattr\" and .target == \"$XF\"" "forbidden in a tree"
+# Twin: a user. attribute of the same file gets what it gets outside
+# (set on 6.12; 6.1's tmpfs has no user. attributes: EOPNOTSUPP).
+outw setxattr-named "$XF" user.sharness-out
+want=$OUT
+inw twallopen setxattr-named "$XF" user.sharness
+check "  ... twin: a user. attribute of the same file, as outside" "$OUT" "$want"
+check_match "  ... which the file system answered" "$OUT" '^(ok|err EOPNOTSUPP)$'
 # copied DIR WHO ESCAPE-ARGS...: the copy-up refused, its file not made.
 copied() {
 	local d=$1 who=$2
@@ -902,6 +913,11 @@ check "a tree shares a directory it made a link in: refused" \
 	"$(tr '\n' ' ' <"$SH_TMP/last.out")$(stat -c %a "$SH_TMP/later")" "ok err EPERM ok 755"
 expect "sharing a directory that is not empty" ".op == \"chmod\" and .target == \"$SH_TMP/later\"" \
 	"forbidden in a tree"
+n=$((n + 1))
+mark
+inw twallopen fchmod "$SH_TMP/later" 1777
+check "  ... the same through a descriptor (fchmod)" "$OUT $(stat -c %a "$SH_TMP/later")" "err EPERM 755"
+expect "sharing by fchmod" ".op == \"chmod\" and .target == \"$SH_TMP/later\"" "forbidden in a tree"
 n=$((n + 1))
 run_in_tree twallopen bash -c "$TRY mkdir $SH_TMP/empty && $TRY chmod $SH_TMP/empty 1777"
 check "twin: an empty directory of its own, shared" "$(tr '\n' ' ' <"$SH_TMP/last.out")$(stat -c %a "$SH_TMP/empty")" \

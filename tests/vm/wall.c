@@ -25,6 +25,9 @@
  *   wall setxattr-trusted PATH     setxattr(PATH, "trusted.sharness"):
  *                                 CAP_SYS_ADMIN's to make
  *   wall setxattr-named PATH NAME  setxattr(PATH, NAME, "x")
+ *   wall removexattr-named PATH NAME   removexattr(PATH, NAME)
+ *   wall fchmod DIR MODE           open DIR, then fchmod on the descriptor
+ *                                 (MODE in octal)
  *   wall removexattr PATH          removexattr(PATH, "security.capability")
  *   wall setacl PATH               a POSIX access ACL (u::rw-,g::r--,o::r--)
  *   wall utimens PATH              utimensat(PATH, 2001-09-09)
@@ -458,6 +461,15 @@ int main(int argc, char **argv)
 		return report(setxattr(argv[2], "trusted.sharness", "x", 1, 0), "setxattr");
 	if (!strcmp(op, "setxattr-named") && argc == 4)
 		return report(setxattr(argv[2], argv[3], "x", 1, 0), "setxattr");
+	if (!strcmp(op, "removexattr-named") && argc == 4)
+		return report(removexattr(argv[2], argv[3]), "removexattr");
+	if (!strcmp(op, "fchmod") && argc == 4) {
+		int fd = open(argv[2], O_RDONLY | O_DIRECTORY);
+
+		if (fd < 0)
+			return report(-1, "open");
+		return report(fchmod(fd, (mode_t)strtoul(argv[3], NULL, 8)), "fchmod");
+	}
 	if (!strcmp(op, "removexattr") && argc == 3)
 		return report(removexattr(argv[2], "security.capability"), "removexattr");
 	if (!strcmp(op, "setacl") && argc == 3)
