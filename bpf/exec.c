@@ -9,7 +9,7 @@
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
-#include "lib/memo.h"
+#include "lib/memo_obj.h"
 
 /* ---- pinned executables --------------------------------------------------- */
 

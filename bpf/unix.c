@@ -12,7 +12,7 @@
  */
 #include "lib/verdict.h"
 #include "lib/objects.h"
-#include "lib/memo.h"
+#include "lib/memo_obj.h"
 
 /* ---- socket files a tree binds and removes ------------------------------ */
 

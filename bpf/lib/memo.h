@@ -130,24 +130,38 @@ struct {
 } dir_moves SEC(".maps");
 
 /*
- * What a memo is keyed to of the host's renames, read after read_seqs
- * (st->rseq even): a move ends its write section after counting, so a
- * count read after the section's end includes it. While the counter is not
- * live (not attached yet, or detached), rename_lock's count, as before
- * there was one; the top bit keeps the two apart.
+ * The count of directory moves, where it is live: into *renames (with the
+ * attach's number: moves made while detached went uncounted; the top bit
+ * keeps it apart from rename_lock's count). A move counts itself at its
+ * start, inside rename_lock's write section, before any name moves.
  */
-static __always_inline __u64 memo_renames(const struct memo_state *st)
+static __always_inline bool moves_counted(__u64 *renames)
 {
 	__u32 k = SH_MOVES_STATE;
 	__u64 *v = bpf_map_lookup_elem(&dir_moves, &k), state;
 
 	if (!v || (__u32)(state = *v) != SH_MOVES_LIVE)
-		return st->rseq;
+		return false;
 	k = SH_MOVES_COUNT;
 	v = bpf_map_lookup_elem(&dir_moves, &k);
-	/* The attach's number with the count: moves made while detached
-	 * went uncounted. */
-	return v ? memo_mix(state, *v) | 1ull << 63 : st->rseq;
+	if (!v)
+		return false;
+	*renames = memo_mix(state, *v) | 1ull << 63;
+	return true;
+}
+
+/*
+ * What a memo is keyed to of the host's renames: the count of directory
+ * moves where it is live, else rename_lock's count (st->rseq, read even by
+ * read_seqs or seqs_for_store). Read after rename_lock's count: a move
+ * ends its write section after counting, so a count read after the
+ * section's end includes it.
+ */
+static __always_inline __u64 memo_renames(const struct memo_state *st)
+{
+	__u64 renames;
+
+	return moves_counted(&renames) ? renames : st->rseq;
 }
 
 static __always_inline __u64 memo_hash(const struct memo_state *st, __u32 marks, __u64 renames)
@@ -177,15 +191,44 @@ static __always_inline __u32 seq_of(const void *lock)
 	return seq;
 }
 
-/* Both sequence counts; false while either is being written (odd), or
- * where the memo is off. */
-static __always_inline bool read_seqs(struct memo_state *st)
+/* rename_lock's count not read (odd: no count read at rest is). */
+#define SEQ_UNREAD 1
+
+/*
+ * The counts a memo's hash takes, for a memo to be checked: mount_lock's
+ * count, and what it is keyed to of renames (*renames). Where the count of
+ * directory moves is live, rename_lock's is left unread (SEQ_UNREAD): a
+ * memo found with the count it was made with is of a state no directory
+ * has moved from since (a move in progress that has not counted itself
+ * has moved nothing yet), and only a memo to be made needs rename_lock's
+ * count (seqs_for_store). False while a count is being written (odd), or
+ * where the memo is off.
+ */
+static __always_inline bool read_seqs(struct memo_state *st, __u64 *renames)
 {
 	if (!memo_key)
 		return false;
-	st->rseq = seq_of(&rename_lock);
 	st->mseq = seq_of(&mount_lock);
+	if (moves_counted(renames)) {
+		st->rseq = SEQ_UNREAD;
+		return !(st->mseq & 1);
+	}
+	st->rseq = seq_of(&rename_lock);
+	*renames = st->rseq;
 	return !((st->rseq | st->mseq) & 1);
+}
+
+/*
+ * Before a use the memo did not allow is judged by its path: rename_lock's
+ * count, read now (before the path is resolved) where read_seqs left it
+ * unread, for memo_unchanged to compare once the use is judged. True where
+ * a memo may then be made.
+ */
+static __always_inline bool seqs_for_store(struct memo_state *st)
+{
+	if (st->rseq == SEQ_UNREAD)
+		st->rseq = seq_of(&rename_lock);
+	return !(st->rseq & 1);
 }
 
 /*
@@ -374,7 +417,7 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 {
 	struct dentry *dir;
 	struct dir_memo *d;
-	__u64 word = 0;
+	__u64 word = 0, renames;
 	__u32 marks = 0;
 	__u8 act;
 
@@ -401,7 +444,7 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 		if ((word & 0xff) == MEMO_NEVER && word == memo_never(m))
 			return false;
 	}
-	if (!memo_dir(m, dentry, mnt, mnt_root, st) || !read_seqs(st))
+	if (!memo_dir(m, dentry, mnt, mnt_root, st) || !read_seqs(st, &renames))
 		return false;
 	/*
 	 * Only for a task whose root is the top of its namespace: the root of
@@ -417,9 +460,9 @@ static __always_inline bool memo_allows_at(const struct member *m, struct dentry
 	st->epoch = memo_epoch();
 	if (hashed && !dentry->d_hash.pprev)
 		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st, marks, memo_renames(st)) ||
+	if (!word || (word & ~0xffull) != memo_hash(st, marks, renames) ||
 	    (walk && !(word & MEMO_WALKED))) {
-		st->ok = 1;
+		st->ok = seqs_for_store(st);
 		return false;
 	}
 	/* A memo of this very state: it decides, for a name no rule lies
@@ -491,150 +534,6 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 		return;
 	d->marks = marks;
 	d->word = act == MEMO_NEVER ? memo_never(m) : memo_hash(st, marks, renames) | act;
-	count(SH_CNT_MEMO_STORE);
-}
-
-/*
- * The file memo, for executable mappings (mmap_file, file_mprotect: every
- * library a process loads): a mapping judged by the file's own path and
- * allowed is kept in the file inode's storage (the map dir_memo: a
- * directory's entry holds the memo of the names in it, a file's its own),
- * keyed to the same state with the file's dentry in the directory's place,
- * and its own kind in the hash. It holds the verdict of that one name, so
- * no directory markers are needed; both the maker and the user name by
- * the dentry walk, so any root will do. As for a directory's memo: only
- * allowing, only for the state it was made in; a name unhashed since
- * (unlinked, replaced) is judged by path. An allow pinned by digest keeps
- * its pin in the memo (in place of a directory's marker id, hashed into
- * the word): the memo says which rule the name meets, never that the file
- * is still what was pinned, which the caller asks of the inode at every
- * mapping (*pin), and counts the hit where the memo decides.
- */
-#define MEMO_KIND_EXEC_MAP (1u << 24)   /* in memo_state.who */
-
-static __always_inline bool exec_memo_allows(const struct member *m, struct dentry *dentry,
-					     struct vfsmount *mnt, struct memo_state *st,
-					     __u32 *pin)
-{
-	struct dir_memo *d;
-	__u32 marks;
-	__u64 word;
-	__u8 act;
-
-	st->ok = 0;
-	if (!memo_key)
-		return false;
-	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, 0);
-	word = d ? d->word : 0;
-	marks = d ? d->marks : 0;
-	if (!memo_state(m, dentry, mnt, st) || !read_seqs(st))
-		return false;
-	st->who |= MEMO_KIND_EXEC_MAP;
-	st->gen = m->gen;       /* in place of the root: not needed here */
-	st->epoch = memo_epoch();
-	if (!dentry->d_hash.pprev)
-		return false;
-	if (!word || (word & ~0xffull) != memo_hash(st, marks, memo_renames(st))) {
-		st->ok = 1;
-		return false;
-	}
-	act = word & MEMO_ACT;
-	if (act == SH_ACT_DENY ||
-	    (act != SH_ACT_ALLOW && act != SH_ACT_LIB && (m->flags & SH_PF_EXEC_ALLOWLIST)))
-		return false;
-	*pin = act == SH_ACT_ALLOW ? marks : 0;
-	return true;
-}
-
-/* After a mapping of dentry was judged by its path and allowed (act; pin:
- * the allow's pin, 0 for none). */
-static __always_inline void exec_memo_store(const struct scratch *s, const struct member *m,
-					    struct dentry *dentry, __u32 act, __u32 pin,
-					    const struct memo_state *st)
-{
-	__u64 renames = memo_renames(st);
-	struct dir_memo *d;
-
-	if (!memo_unchanged(m, st))
-		return;
-	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!d)
-		return;
-	d->marks = pin;
-	d->word = memo_hash(st, pin, renames) | (act & MEMO_ACT);
-	count(SH_CNT_MEMO_STORE);
-}
-
-/*
- * The unix peer memo: a connect or send to a socket file judged by its
- * path (as its binder named it, in the binder's mount namespace) and
- * allowed is kept in the peer socket's own storage. A socket's file is
- * fixed at bind; its path changes only with a rename or a mount change,
- * which the counts in the hash catch. Keyed as a file's memo, with the
- * socket file's dentry, parent and name, the binder's mount, and its own
- * kind; no namespace or root (the path does not depend on the caller's).
- */
-#define MEMO_KIND_UNIX (2u << 24)       /* in memo_state.who */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64);
-} unix_memo SEC(".maps");
-
-/* dentry and mnt: the peer's bound path, read (numbers). */
-static __always_inline bool unix_memo_allows(const struct member *m, struct sock *peer,
-					     struct dentry *dentry, struct vfsmount *mnt,
-					     struct memo_state *st)
-{
-	__u64 *word;
-	__u8 act;
-
-	st->ok = 0;
-	if (!memo_key || !dentry)
-		return false;
-	word = bpf_sk_storage_get(&unix_memo, peer, 0, 0);
-	/* The socket file, its parent and the mount, as memo_state does:
-	 * stored as pointers, copied onto themselves to be numbers; its
-	 * name, and whether it is still hashed, loaded through the BTF
-	 * pointer. */
-	*(void **)&st->dir = dentry;
-	*(void **)&st->dir_up = dentry->d_parent;
-	*(void **)&st->mnt = mnt;
-	st->ns = 0;
-	if (bpf_probe_read_kernel(&st->dir, 3 * sizeof(__u64), &st->dir))
-		return false;
-	st->dir_name = (__u64)dentry->d_name.len << 32 | dentry->d_name.hash;
-	if (!dentry->d_hash.pprev || !read_seqs(st))
-		return false;
-	st->who = (__u32)m->slot << 16 | m->policy | MEMO_KIND_UNIX;
-	st->gen = m->gen;
-	st->epoch = memo_epoch();
-	if (!word || (*word & ~0xffull) != memo_hash(st, 0, memo_renames(st))) {
-		st->ok = 1;
-		return false;
-	}
-	act = *word & MEMO_ACT;
-	if (act == SH_ACT_DENY || ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW))
-		return false;
-	count(SH_CNT_MEMO_HIT);
-	return true;
-}
-
-/* After a use of peer was judged by its path and allowed (act). */
-static __always_inline void unix_memo_store(const struct scratch *s, const struct member *m,
-					    struct sock *peer, __u32 act,
-					    const struct memo_state *st)
-{
-	__u64 *word, renames = memo_renames(st);
-
-	if (!memo_unchanged(m, st))
-		return;
-	word = bpf_sk_storage_get(&unix_memo, peer, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!word)
-		return;
-	*word = memo_hash(st, 0, renames) | (act & MEMO_ACT);
 	count(SH_CNT_MEMO_STORE);
 }
 
