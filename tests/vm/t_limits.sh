@@ -34,6 +34,18 @@ allow = $SH_BUILD/tests/vm/
 [limits]
 private-tmp = 1M
 P
+# tres: writes on a file system whose reserve is for no uid of the tree.
+RES=$SH_TMP/res
+cat >"$SH_TMP/policies/tres.policy" <<P
+[policy]
+name = tres
+[exec]
+allow = /usr/bin/bash
+allow = /usr/bin/head
+allow = /usr/bin/stat
+[file]
+write = $RES/
+P
 start_daemon --run-memory-max 96M || { fail "daemon starts"; exit 1; }
 
 # private-tmp: a /tmp and /var/tmp of the run's own, sized, gone with it.
@@ -205,6 +217,56 @@ kill $parked
 wait $parked 2>/dev/null
 run_in_tree tlim /usr/bin/bash -c true
 check "with the parent empty again, the limits apply and the run runs" "$RC" 0
+
+# ---- the blocks a file system keeps for root: CAP_SYS_RESOURCE -------------
+# ext4 lets its reserved blocks be used by its reserve uid or gid, or with
+# CAP_SYS_RESOURCE, which no tree has. Made for nobody (65534), so root's
+# uid does not open it. A core dump is written with a copy of the dumping
+# task's credentials in force (override_creds): a check under them is
+# still the tree's (PF_DUMPCORE, bpf/task.c), so a tree's core stops at the
+# reserve as its writes do.
+for d in /var/cache/sharness/kernels/*; do
+	[ -d "$d/lib/modules/$(uname -r)" ] && KMODDIR=$d
+done
+modprobe -d "${KMODDIR:-/}" brd rd_nr=1 rd_size=16384 2>/dev/null
+modprobe -d "${KMODDIR:-/}" ext4 2>/dev/null
+wait_until test -b /dev/ram0
+mkdir -p "$RES"
+if ! { mkfs.ext4 -q -F -m 40 /dev/ram0 && tune2fs -u 65534 -g 65534 /dev/ram0 &&
+	mount -t ext4 /dev/ram0 "$RES"; } >"$SH_TMP/mkfs.out" 2>&1; then
+	fail "an ext4 with a reserve on a ram disk" "$(tr '\n' ' ' <"$SH_TMP/mkfs.out")"
+	exit 1
+fi
+avail=$(($(stat -f -c '%a * %S' "$RES")))
+out=$($CTL run --policy tres -- /usr/bin/bash -c \
+	"head -c 16777216 /dev/zero >$RES/t; echo rc=\$?; stat -c %s $RES/t" 2>"$SH_TMP/res.err")
+read -r rc size <<<"$(tr '\n' ' ' <<<"$out")"
+check "a tree fills the file system: stopped with ENOSPC" "$rc" rc=1
+check_match "... told why" "$(cat "$SH_TMP/res.err")" "No space left on device"
+check "... at the reserve: no more than the $avail bytes free to others" \
+	"$([ "${size:-0}" -gt 0 ] && [ "$size" -le "$avail" ] && echo yes || echo "no, ${size:-none}")" yes
+n=$(audit_wait '.policy == "tres" and .hook == "capability" and .target == "CAP_SYS_RESOURCE"')
+check "... refused CAP_SYS_RESOURCE, and logged" "$([ "$n" -ge 1 ] && echo yes || echo "no, $n")" yes
+head -c 1048576 /dev/zero >"$RES/o" 2>/dev/null
+check "its twin: root outside writes 1 MiB into the reserve" "$(stat -c %s "$RES/o")" 1048576
+# The core of a process killed by SIGSEGV, where only the reserve is left.
+read -r pattern </proc/sys/kernel/core_pattern
+echo "$RES/core.%p" >/proc/sys/kernel/core_pattern
+left=$(($(stat -f -c '%a * %S' "$RES")))
+cpid=$($CTL run --policy tres -- /usr/bin/bash -c 'ulimit -S -c unlimited; echo $$; kill -SEGV $$' 2>/dev/null)
+tcore=$(find "$RES" -name "core.$cpid" -printf '%s\n')
+check "a tree's core where only the reserve is left: stopped at it (at most the $left bytes free to others)" \
+	"$([ -n "$tcore" ] && [ "$tcore" -le "$left" ] && echo yes || echo "no, ${tcore:-none}")" yes
+n=$(audit_wait ".policy == \"tres\" and .pid == ${cpid:-0} and .target == \"CAP_SYS_RESOURCE\"")
+check "... the dumping process refused CAP_SYS_RESOURCE, and logged" \
+	"$([ "$n" -ge 1 ] && echo yes || echo "no, $n")" yes
+rm -f "$RES"/core.*
+opid=$(bash -c 'ulimit -S -c unlimited; echo $$; kill -SEGV $$' 2>/dev/null)
+ocore=$(find "$RES" -name "core.$opid" -printf '%s\n')
+check "its twin: an outsider's core there is written into the reserve (more than $left bytes)" \
+	"$([ "${ocore:-0}" -gt "$left" ] && echo yes || echo "no, ${ocore:-none}")" yes
+echo "$pattern" >/proc/sys/kernel/core_pattern
+umount "$RES"
 
 # Bad values: FILE:LINE errors in check and reload; bad flags refuse the run.
 cat >"$SH_TMP/bad.policy" <<P
