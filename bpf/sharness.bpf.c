@@ -15,6 +15,7 @@
  *   lib/objects.h   objects no policy opens to a tree
  *   lib/verdict.h   rule lookup, report(), forbid()
  *   lib/memo.h      the directory memo
+ *   lib/memo_obj.h  the memos of a mapped file and of a unix peer
  *   lib/mounts.h    a file system's mounts in the task's namespace
  *   exec.c          exec and executable mappings
  *   unix.c          unix socket connects and sends; socket files a tree binds

@@ -184,7 +184,7 @@ static __always_inline int __judge_unix_peer(struct member *m, struct sock *peer
 		if ((m->flags & SH_PF_LEARN_ALL) && act != SH_ACT_ALLOW)
 			return report(m, s, &w, SH_WHY_DEFAULT, len);
 		if (!scoped)
-			unix_memo_store(s, m, peer, act, &memo);
+			unix_memo_store(s, m, peer, dentry, act, &memo);
 		return 0;
 	}
 	/* No file: an abstract name (sun_path starts with NUL), or unnamed

@@ -35,7 +35,8 @@
 #include "verdict.h"
 
 /* Untyped: their addresses, from kallsyms. Where either is missing the
- * memo is off (read_seqs fails), never the programs. */
+ * memo is off (read_seqs or seqs_for_store fails: no memo is made), never
+ * the programs. */
 extern const void rename_lock __ksym __weak;
 extern const void mount_lock __ksym __weak;
 
@@ -241,6 +242,25 @@ static __always_inline bool memo_unchanged(const struct member *m,
 {
 	return st->ok && seq_of(&rename_lock) == st->rseq && seq_of(&mount_lock) == st->mseq &&
 	       memo_epoch() == st->epoch && tag_gen == m->gen;
+}
+
+/*
+ * Is obj still where st was read, before the path was resolved: its parent
+ * (a number, read now) is `parent`, and, where `name` is not 0, its name
+ * (length and hash) is that? Asked before memo_unchanged reads the counts
+ * again. A name moved between st's reading and rename_lock's count read for
+ * the store (seqs_for_store) is in no count a memo compares (a file's
+ * rename moves no directory), and the path resolved since is of its new
+ * place: a memo of it made under the old place's state would hold there
+ * once the name is moved back.
+ */
+static __always_inline bool memo_same_place(struct dentry *obj, __u64 parent, __u64 name)
+{
+	__u64 up = 0;
+
+	if (bpf_probe_read_kernel(&up, sizeof(up), &obj->d_parent) || up != parent)
+		return false;
+	return !name || ((__u64)obj->d_name.len << 32 | obj->d_name.hash) == name;
 }
 
 /*
@@ -523,11 +543,10 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	/* Read before the counts are checked again: unchanged, it is the
 	 * one from before the path was resolved. */
 	renames = memo_renames(st);
-	if (!memo_unchanged(m, st))
-		return;
-	/* No rename since: this is the parent the path was resolved through. */
+	/* The parent the path was resolved through: the one memo_allows
+	 * read (st->dir) and, no rename since, the one now. */
 	dir = dentry->d_parent;
-	if (!dir)
+	if (!dir || !memo_same_place(dentry, st->dir, 0) || !memo_unchanged(m, st))
 		return;
 	d = bpf_inode_storage_get(&memos, dir->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)

@@ -71,7 +71,8 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 	__u64 renames = memo_renames(st);
 	struct dir_memo *d;
 
-	if (!memo_unchanged(m, st))
+	/* The name is where it was when st was read (memo_same_place). */
+	if (!memo_same_place(dentry, st->dir_up, st->dir_name) || !memo_unchanged(m, st))
 		return;
 	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
@@ -138,14 +139,16 @@ static __always_inline bool unix_memo_allows(const struct member *m, struct sock
 	return true;
 }
 
-/* After a use of peer was judged by its path and allowed (act). */
+/* After a use of peer (its socket file: dentry) was judged by its path
+ * and allowed (act). */
 static __always_inline void unix_memo_store(const struct scratch *s, const struct member *m,
-					    struct sock *peer, __u32 act,
+					    struct sock *peer, struct dentry *dentry, __u32 act,
 					    const struct memo_state *st)
 {
 	__u64 *word, renames = memo_renames(st);
 
-	if (!memo_unchanged(m, st))
+	/* The socket file is where it was when st was read (memo_same_place). */
+	if (!memo_same_place(dentry, st->dir_up, st->dir_name) || !memo_unchanged(m, st))
 		return;
 	word = bpf_sk_storage_get(&unix_memo, peer, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!word)
