@@ -319,6 +319,10 @@ check "renames: the opens judged by the memo (memo_hits grew by at least 900, go
 	"$([ $((h1 - h0)) -ge 900 ] && echo yes)" yes
 check "renames: memos made again at most 30 times (memo_stores grew by $((s1 - s0)))" \
 	"$([ $((s1 - s0)) -le 30 ] && echo yes)" yes
+# ...which the memos keyed to the count of directory moves make so: the
+# daemon saw this kernel's moves counted when it attached (moves_seen).
+check "renames: the count of directory moves saw the daemon's own moves (no fallback said)" \
+	"$(grep -c 'did not see a directory renamed' "$SH_TMP/daemon.err")" 0
 : >"$TM/w/t/f1"
 TSCRIPT='
 first() { local x; x=$("$@"); printf %s "${x%%[[:cntrl:]]*}"; }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -244,14 +245,56 @@ void sh_enforcer_retire_old(struct sh_enforcer *e)
  * while every program is attached, its counter with them: set after an
  * attach (with a number of its own), cleared before a detach. Only its
  * state entry is written (the programs add to the count). Where the
- * kernel has no counter (no __d_move to trace) it is cleared, and memos
- * are keyed to every rename.
+ * kernel has no counter (no __d_move to trace), or the counter does not
+ * see the moves made here (moves_seen), it is cleared, and memos are
+ * keyed to every rename.
  */
+/*
+ * Does the count see this kernel's directory moves? A rename and an
+ * exchange of two directories made here must each add to it: a kernel
+ * whose compiler copied __d_move into a caller would move directories
+ * through that caller uncounted, and memos keyed to the count would hold
+ * after a directory above them moved. Other moves on the host may add
+ * too; none may be missing.
+ */
+static bool moves_seen(struct sh_enforcer *e)
+{
+	int fd = bpf_map__fd(e->skel->maps.dir_moves), dfd;
+	char dir[] = "/tmp/sharness-moves.XXXXXX";
+	uint64_t c0 = 0, c1 = 0, c2 = 0;
+	uint32_t k = SH_MOVES_COUNT;
+	bool seen = false;
+
+	if (!mkdtemp(dir))
+		return false;
+	dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	if (dfd >= 0 && !mkdirat(dfd, "a", 0700) && !mkdirat(dfd, "b", 0700) &&
+	    !bpf_map_lookup_elem(fd, &k, &c0) && !renameat(dfd, "a", dfd, "c") &&
+	    !bpf_map_lookup_elem(fd, &k, &c1) &&
+	    !renameat2(dfd, "c", dfd, "b", RENAME_EXCHANGE) && !bpf_map_lookup_elem(fd, &k, &c2))
+		seen = c1 > c0 && c2 > c1;
+	if (dfd >= 0) {
+		unlinkat(dfd, "a", AT_REMOVEDIR);
+		unlinkat(dfd, "b", AT_REMOVEDIR);
+		unlinkat(dfd, "c", AT_REMOVEDIR);
+		close(dfd);
+	}
+	rmdir(dir);
+	return seen;
+}
+
 static int moves_live(struct sh_enforcer *e, bool live)
 {
 	uint32_t k = SH_MOVES_STATE, nonce = 0;
 	uint64_t v = 0;
 
+	if (live && bpf_program__autoload(e->skel->progs.sh_dir_move) && !moves_seen(e)) {
+		if (!e->moves_unseen_logged)
+			sh_log("the count of directory moves did not see a directory renamed "
+			       "and exchanged in /tmp: memos are keyed to every rename");
+		e->moves_unseen_logged = true;
+		live = false;
+	}
 	/* Where there is no counter the state is cleared, not left: an
 	 * adopted map may say live. */
 	if (live && bpf_program__autoload(e->skel->progs.sh_dir_move)) {

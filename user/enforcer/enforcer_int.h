@@ -42,6 +42,7 @@ struct sh_enforcer {
 	uint64_t unjudged_before;               /* by the generations this one replaced */
 	struct sh_unjudged_seen unjudged;       /* reported of this generation's */
 	bool attached;                          /* links made (and pinned) */
+	bool moves_unseen_logged;               /* moves_seen failed once: said */
 	uint32_t need;                          /* SH_PF_* the programs on demand are
 						 * attached for (demand.c) */
 	int detach_idle;                        /* seconds with nothing tagged; <0: never */
