@@ -167,7 +167,8 @@ static __always_inline int net_refuse(struct member *m, __u32 op, __u32 reason,
 static __always_inline int judge_net(struct member *m, struct socket *sock, struct sockaddr *sa,
 				     int len, __u8 kind, __u32 op)
 {
-	struct sock *sk = BPF_CORE_READ(sock, sk);
+	/* Loads through the hook's own pointers, not probe reads. */
+	struct sock *sk = sock->sk;
 	struct endpoint e = {};
 	__u16 family;
 	__u32 act;
@@ -178,7 +179,7 @@ static __always_inline int judge_net(struct member *m, struct socket *sock, stru
 		return net_refuse(m, op, SH_WHY_NOPOLICY, 0);
 	if (!(m->flags & SH_PF_NET) || !sk)
 		return 0;
-	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	family = sk->__sk_common.skc_family;
 	if (family == AF_UNIX || family == AF_NETLINK)
 		return 0;
 	e.proto = net_proto(sk, &e.ipproto);
@@ -259,12 +260,12 @@ int BPF_PROG(sh_socket_connect, struct socket *sock, struct sockaddr *address, i
 	     int ret)
 {
 	struct member m = {};
-	__u16 family = 0;
 
 	ENTER(ret, m);
-	/* AF_UNSPEC disconnects a socket: it reaches nothing. */
-	if (address && !bpf_probe_read_kernel(&family, sizeof(family), address) &&
-	    family == AF_UNSPEC && addrlen >= (int)sizeof(family))
+	/* AF_UNSPEC disconnects a socket: it reaches nothing. (The kernel's
+	 * copy of the address, loaded through the hook's pointer.) */
+	if (address && addrlen >= (int)sizeof(address->sa_family) &&
+	    address->sa_family == AF_UNSPEC)
 		return 0;
 	return judge_net(&m, sock, address, addrlen, SH_NET_CONNECT, SH_OP_CONNECT);
 }
