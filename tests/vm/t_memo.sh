@@ -322,7 +322,7 @@ check "renames: memos made again at most 30 times (memo_stores grew by $((s1 - s
 # ...which the memos keyed to the count of directory moves make so: the
 # daemon saw this kernel's moves counted when it attached (moves_seen).
 check "renames: the count of directory moves saw the daemon's own moves (no fallback said)" \
-	"$(grep -c 'did not see a directory renamed' "$SH_TMP/daemon.err")" 0
+	"$(grep -c 'memos are keyed to every rename' "$SH_TMP/daemon.err")" 0
 : >"$TM/w/t/f1"
 TSCRIPT='
 first() { local x; x=$("$@"); printf %s "${x%%[[:cntrl:]]*}"; }

@@ -84,9 +84,20 @@ check "... its daemon-start record says so (as the first start's, of the shared 
 	"1 1 1 1 "
 # A resumed generation is marked as the build's too: the next restart
 # resumes it again.
+# The count of directory moves' state (dir_moves, entry 1: "live" and the
+# number of its making, include/sharness.h), as bpftool prints its bytes.
+moves_state() {
+	local id
+	id=$(bpftool -j map show | jq -r '[.[] | select(.name == "dir_moves")][0].id')
+	bpftool -j map lookup id "$id" key 1 0 0 0 | jq -r '.value | join(" ")'
+}
+ms0=$(moves_state)
 stop_daemon KILL
 start_daemon || { fail "daemon restarts a second time"; exit 1; }
 check "a second restart: the same programs again" "$(prog_ids)" "$ids0"
+ms1=$(moves_state)
+check "... the count of directory moves checked again and made live anew, not taken over" \
+	"$(cut -d' ' -f1-4 <<<"$ms1") $([ "$ms1" != "$ms0" ] && echo new)" "0x65 0x76 0x69 0x6c new"
 check_match "... resumed from the resumed generation" \
 	"$(grep 'resumed the' "$SH_TMP/daemon.err" | tail -n 1)" "resumed the [1-9][0-9]* programs of $PIN/gen-$((g + 1)) "
 check "... still refused" "$(ask /usr/bin/id)" "err EPERM"

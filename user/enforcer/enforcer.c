@@ -15,8 +15,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -159,6 +157,10 @@ static int resume_and_pin(struct sh_enforcer *e, unsigned old_gen,
 	e->old_seen = *seen;
 	e->gen = gen;
 	e->attached = true;
+	/* The last daemon's word on the count is not taken: checked again. */
+	err = sh_moves_live(e, true);
+	if (err)
+		sh_log("cannot mark the count of directory moves: %s", strerror(-err));
 	e->attach_ms = (unsigned)(sh_now_ns(CLOCK_MONOTONIC) / 1000000 - t0);
 	e->old_gens_pending = true;
 	sh_log("resumed the %u programs of %s/gen-%u (same build, same kernel): nothing "
@@ -240,73 +242,6 @@ void sh_enforcer_retire_old(struct sh_enforcer *e)
 			     e->resumed_before;
 }
 
-/*
- * The directory memo's count of directory moves (bpf/lib/memo.h) is live
- * while every program is attached, its counter with them: set after an
- * attach (with a number of its own), cleared before a detach. Only its
- * state entry is written (the programs add to the count). Where the
- * kernel has no counter (no __d_move to trace), or the counter does not
- * see the moves made here (moves_seen), it is cleared, and memos are
- * keyed to every rename.
- */
-/*
- * Does the count see this kernel's directory moves? A rename and an
- * exchange of two directories made here must each add to it: a kernel
- * whose compiler copied __d_move into a caller would move directories
- * through that caller uncounted, and memos keyed to the count would hold
- * after a directory above them moved. Other moves on the host may add
- * too; none may be missing.
- */
-static bool moves_seen(struct sh_enforcer *e)
-{
-	int fd = bpf_map__fd(e->skel->maps.dir_moves), dfd;
-	char dir[] = "/tmp/sharness-moves.XXXXXX";
-	uint64_t c0 = 0, c1 = 0, c2 = 0;
-	uint32_t k = SH_MOVES_COUNT;
-	bool seen = false;
-
-	if (!mkdtemp(dir))
-		return false;
-	dfd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-	if (dfd >= 0 && !mkdirat(dfd, "a", 0700) && !mkdirat(dfd, "b", 0700) &&
-	    !bpf_map_lookup_elem(fd, &k, &c0) && !renameat(dfd, "a", dfd, "c") &&
-	    !bpf_map_lookup_elem(fd, &k, &c1) &&
-	    !renameat2(dfd, "c", dfd, "b", RENAME_EXCHANGE) && !bpf_map_lookup_elem(fd, &k, &c2))
-		seen = c1 > c0 && c2 > c1;
-	if (dfd >= 0) {
-		unlinkat(dfd, "a", AT_REMOVEDIR);
-		unlinkat(dfd, "b", AT_REMOVEDIR);
-		unlinkat(dfd, "c", AT_REMOVEDIR);
-		close(dfd);
-	}
-	rmdir(dir);
-	return seen;
-}
-
-static int moves_live(struct sh_enforcer *e, bool live)
-{
-	uint32_t k = SH_MOVES_STATE, nonce = 0;
-	uint64_t v = 0;
-
-	if (live && bpf_program__autoload(e->skel->progs.sh_dir_move) && !moves_seen(e)) {
-		if (!e->moves_unseen_logged)
-			sh_log("the count of directory moves did not see a directory renamed "
-			       "and exchanged in /tmp: memos are keyed to every rename");
-		e->moves_unseen_logged = true;
-		live = false;
-	}
-	/* Where there is no counter the state is cleared, not left: an
-	 * adopted map may say live. */
-	if (live && bpf_program__autoload(e->skel->progs.sh_dir_move)) {
-		if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
-			nonce = (uint32_t)sh_now_ns(CLOCK_MONOTONIC);
-		v = (uint64_t)nonce << 32 | SH_MOVES_LIVE;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.dir_moves), &k, &v, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
 int sh_enforcer_wake(struct sh_enforcer *e)
 {
 	uint64_t t0 = (sh_now_ns(CLOCK_MONOTONIC) / 1000000);
@@ -318,7 +253,7 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 	/* Every program but those no policy in force needs (demand.c). */
 	err = sh_demand_attach(e);
 	if (!err)
-		err = moves_live(e, true);
+		err = sh_moves_live(e, true);
 	if (err) {
 		sh_log("cannot attach the programs: %s", strerror(-err));
 		sh_pin_drop_links(e->skel->skeleton);
@@ -345,7 +280,7 @@ static void rest(struct sh_enforcer *e)
 		return;
 	/* Not live before its counter goes: stays attached where it cannot
 	 * be told. */
-	if (moves_live(e, false)) {
+	if (sh_moves_live(e, false)) {
 		sh_log("cannot mark the count of directory moves unlive: %s; staying attached",
 		       strerror(errno));
 		return;

@@ -146,4 +146,8 @@ void sh_patterns_refresh(struct sh_enforcer *e);
 void sh_patterns_tick(struct sh_enforcer *e);
 const struct sh_tag_entry *sh_patterns_tag(struct sh_enforcer *e, uint64_t id);
 
+/* moves.c: the count of directory moves made live (after a check that it
+ * sees the daemon's own moves) or not. */
+int sh_moves_live(struct sh_enforcer *e, bool live);
+
 #endif
