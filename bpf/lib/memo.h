@@ -233,22 +233,9 @@ static __always_inline bool seqs_for_store(struct memo_state *st)
 }
 
 /*
- * Before a memo is stored: nothing changed since st was read, before the
- * path was resolved (not the counts, the epoch, nor the policy set since
- * this hook found its policy).
- */
-static __always_inline bool memo_unchanged(const struct member *m,
-					   const struct memo_state *st)
-{
-	return st->ok && seq_of(&rename_lock) == st->rseq && seq_of(&mount_lock) == st->mseq &&
-	       memo_epoch() == st->epoch && tag_gen == m->gen;
-}
-
-/*
  * Is obj still where st was read, before the path was resolved: its parent
  * (a number, read now) is `parent`, and, where `name` is not 0, its name
- * (length and hash) is that? Asked before memo_unchanged reads the counts
- * again. A name moved between st's reading and rename_lock's count read for
+ * (length and hash) is that? Asked before the counts are read again. A name moved between st's reading and rename_lock's count read for
  * the store (seqs_for_store) is in no count a memo compares (a file's
  * rename moves no directory), and the path resolved since is of its new
  * place: a memo of it made under the old place's state would hold there
@@ -261,6 +248,19 @@ static __always_inline bool memo_same_place(struct dentry *obj, __u64 parent, __
 	if (bpf_probe_read_kernel(&up, sizeof(up), &obj->d_parent) || up != parent)
 		return false;
 	return !name || ((__u64)obj->d_name.len << 32 | obj->d_name.hash) == name;
+}
+
+/*
+ * Before a memo is stored: nothing changed since st was read, before the
+ * path was resolved (not the place of obj, the name judged: memo_same_place,
+ * nor the counts, the epoch, nor the policy set since this hook found its
+ * policy).
+ */
+static __always_inline bool memo_unchanged(const struct member *m, const struct memo_state *st,
+					   struct dentry *obj, __u64 parent, __u64 name)
+{
+	return st->ok && memo_same_place(obj, parent, name) && seq_of(&rename_lock) == st->rseq &&
+	       seq_of(&mount_lock) == st->mseq && memo_epoch() == st->epoch && tag_gen == m->gen;
 }
 
 /*
@@ -546,7 +546,7 @@ static __always_inline void memo_store(struct scratch *s, const struct member *m
 	/* The parent the path was resolved through: the one memo_allows
 	 * read (st->dir) and, no rename since, the one now. */
 	dir = dentry->d_parent;
-	if (!dir || !memo_same_place(dentry, st->dir, 0) || !memo_unchanged(m, st))
+	if (!dir || !memo_unchanged(m, st, dentry, st->dir, 0))
 		return;
 	d = bpf_inode_storage_get(&memos, dir->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)

@@ -72,7 +72,7 @@ static __always_inline void exec_memo_store(const struct scratch *s, const struc
 	struct dir_memo *d;
 
 	/* The name is where it was when st was read (memo_same_place). */
-	if (!memo_same_place(dentry, st->dir_up, st->dir_name) || !memo_unchanged(m, st))
+	if (!memo_unchanged(m, st, dentry, st->dir_up, st->dir_name))
 		return;
 	d = bpf_inode_storage_get(&memos, dentry->d_inode, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!d)
@@ -148,7 +148,7 @@ static __always_inline void unix_memo_store(const struct scratch *s, const struc
 	__u64 *word, renames = memo_renames(st);
 
 	/* The socket file is where it was when st was read (memo_same_place). */
-	if (!memo_same_place(dentry, st->dir_up, st->dir_name) || !memo_unchanged(m, st))
+	if (!memo_unchanged(m, st, dentry, st->dir_up, st->dir_name))
 		return;
 	word = bpf_sk_storage_get(&unix_memo, peer, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!word)
