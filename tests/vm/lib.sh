@@ -237,6 +237,18 @@ audit_jq() {
 }
 
 # audit_count JQ_FILTER: violation records matching the filter.
+# ram_disk: /dev/ram0 (16 MiB, brd) and ext4, from the kernel's own
+# modules; KMODDIR: the guest's cache of them where the root has none
+ram_disk() {
+	local d
+	for d in /var/cache/sharness/kernels/*; do
+		[ -d "$d/lib/modules/$(uname -r)" ] && KMODDIR=$d
+	done
+	modprobe -d "${KMODDIR:-/}" brd rd_nr=1 rd_size=16384 2>/dev/null
+	modprobe -d "${KMODDIR:-/}" ext4 2>/dev/null
+	wait_until test -b /dev/ram0
+}
+
 audit_count() { audit_select "$1" | wc -l; }
 
 # exec_refusals TARGET: the refused execs of TARGET the log accounts for,

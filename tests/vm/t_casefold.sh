@@ -14,12 +14,7 @@
 C=$SH_TMP/cf              # ext4 with the casefold feature
 SY=$SH_TMP/sync
 mkdir -p "$C" "$SY"
-for d in /var/cache/sharness/kernels/*; do
-	[ -d "$d/lib/modules/$(uname -r)" ] && KMODDIR=$d
-done
-modprobe -d "${KMODDIR:-/}" brd rd_nr=1 rd_size=16384 2>/dev/null
-modprobe -d "${KMODDIR:-/}" ext4 2>/dev/null
-wait_until test -b /dev/ram0
+ram_disk
 if ! { mkfs.ext4 -q -F -O casefold /dev/ram0 && mount -t ext4 /dev/ram0 "$C"; } \
 	>"$SH_TMP/mkfs.out" 2>&1; then
 	fail "a casefold ext4 on a ram disk" "$(tr '\n' ' ' <"$SH_TMP/mkfs.out")"

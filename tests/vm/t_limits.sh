@@ -225,12 +225,7 @@ check "with the parent empty again, the limits apply and the run runs" "$RC" 0
 # task's credentials in force (override_creds): a check under them is
 # still the tree's (PF_DUMPCORE, bpf/task.c), so a tree's core stops at the
 # reserve as its writes do.
-for d in /var/cache/sharness/kernels/*; do
-	[ -d "$d/lib/modules/$(uname -r)" ] && KMODDIR=$d
-done
-modprobe -d "${KMODDIR:-/}" brd rd_nr=1 rd_size=16384 2>/dev/null
-modprobe -d "${KMODDIR:-/}" ext4 2>/dev/null
-wait_until test -b /dev/ram0
+ram_disk
 mkdir -p "$RES"
 if ! { mkfs.ext4 -q -F -m 40 /dev/ram0 && tune2fs -u 65534 -g 65534 /dev/ram0 &&
 	mount -t ext4 /dev/ram0 "$RES"; } >"$SH_TMP/mkfs.out" 2>&1; then

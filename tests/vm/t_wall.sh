@@ -739,6 +739,8 @@ mark
 inw twallopen removexattr-named "$XF" '$LXMOD'
 check "  ... its removal: refused" "$OUT" "err EPERM"
 expect "\$LXMOD removed" ".op == \"removexattr\" and .target == \"$XF\"" "forbidden in a tree"
+outw removexattr-named "$XF" '$LXMOD'
+check "  ... its twin: outside, the file system's own answer" "$OUT" "err EOPNOTSUPP"
 # Twin: a user. attribute of the same file gets what it gets outside
 # (set on 6.12; 6.1's tmpfs has no user. attributes: EOPNOTSUPP).
 outw setxattr-named "$XF" user.sharness-out
