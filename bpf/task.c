@@ -120,15 +120,19 @@ static __always_inline bool dac_read_search_decides(void)
  * a task that changed its own since would use unjudged. So a task that
  * has used io_uring (task->io_uring) and every io_uring worker are judged
  * on the credentials in force, whoever's they are: an overlay copy-up in
- * such a task is refused its capabilities.
+ * such a task is refused its capabilities. CAP_SYS_RESOURCE is judged on
+ * whatever credentials are in force in the tree's task: it
+ * lets a write past a quota and into the blocks a file system keeps for
+ * root, and overlayfs writes its upper layer (a copy-up, and every write
+ * through the overlay after it) with the mount owner's.
  */
-static __always_inline bool own_creds(const struct cred *cred)
+static __always_inline bool own_creds(const struct cred *cred, int cap)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 
 	if ((unsigned long)cred != (unsigned long)t->cred)
 		return false;
-	if ((unsigned long)cred == (unsigned long)t->real_cred ||
+	if (cap == CAP_SYS_RESOURCE || (unsigned long)cred == (unsigned long)t->real_cred ||
 	    (t->flags & (PF_IO_WORKER | PF_DUMPCORE)))
 		return true;
 	/* A kernel that has no io_uring state to tell by: judged. */
@@ -151,7 +155,7 @@ int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int
 		return 0;
 	if (!membership(&m))
 		return 0;
-	if (!own_creds(cred))
+	if (!own_creds(cred, cap))
 		return 0;
 	count(SH_CNT_HOOK(SH_HOOK_CAPABILITY, SH_CNT_CHECK));
 	if (m.flags && cap >= 0 && cap < 64 && (m.caps & SH_CAP_BIT(cap)))

@@ -36,6 +36,7 @@ private-tmp = 1M
 P
 # tres: writes on a file system whose reserve is for no uid of the tree.
 RES=$SH_TMP/res
+FUSE=$SH_TMP/fuse
 cat >"$SH_TMP/policies/tres.policy" <<P
 [policy]
 name = tres
@@ -45,6 +46,7 @@ allow = /usr/bin/head
 allow = /usr/bin/stat
 [file]
 write = $RES/
+write = $FUSE/
 P
 start_daemon --run-memory-max 96M || { fail "daemon starts"; exit 1; }
 
@@ -261,6 +263,45 @@ ocore=$(find "$RES" -name "core.$opid" -printf '%s\n')
 check "its twin: an outsider's core there is written into the reserve (more than $left bytes)" \
 	"$([ "${ocore:-0}" -gt "$left" ] && echo yes || echo "no, ${ocore:-none}")" yes
 echo "$pattern" >/proc/sys/kernel/core_pattern
+# A FUSE file passed through to a file on that file system (Linux 6.9 on):
+# the kernel writes it with the FUSE server's credentials in force, which
+# may open the reserve (overlayfs lowers CAP_SYS_RESOURCE in its owner's
+# for its writes; FUSE keeps the server's whole). CAP_SYS_RESOURCE asked
+# under them in a tree's task is still the tree's.
+rm -f "$RES/t" "$RES/o" "$RES"/core.*
+: >"$RES/fb"
+mkdir -p "$FUSE"
+exec {fpt}< <("$SH_BUILD/tests/vm/fusept" "$FUSE" "$RES/fb" 2>"$SH_TMP/fusept.err"; echo "exit=$?")
+read -r -t 30 -u $fpt l
+case $(uname -r) in
+6.1.*)	# 6.1 has no passthrough: FUSE's writes there are the caller's own.
+	check_match "6.1: no FUSE passthrough offered" "$l $(cat "$SH_TMP/fusept.err")" \
+		"exit=77 fusept: the kernel offers no passthrough"
+	umount "$FUSE"
+	l=exit=0 ;;
+*)
+	check "a FUSE server passes a file through to the reserve's file system" "$l $(cat "$SH_TMP/fusept.err")" "ready "
+	avail=$(($(stat -f -c '%a * %S' "$RES")))
+	q='.policy == "tres" and .hook == "capability" and .target == "CAP_SYS_RESOURCE"'
+	n0=$(audit_count "$q")
+	out=$($CTL run --policy tres -- /usr/bin/bash -c \
+		"head -c 16777216 /dev/zero >>$FUSE/f; echo rc=\$?; stat -c %s $RES/fb" 2>"$SH_TMP/res.err")
+	read -r rc size <<<"$(tr '\n' ' ' <<<"$out")"
+	check "a tree fills it through the passthrough: stopped with ENOSPC" "$rc" rc=1
+	check_match "... told why" "$(cat "$SH_TMP/res.err")" "No space left on device"
+	check "... at the reserve: no more than the $avail bytes free to others" \
+		"$([ "${size:-0}" -gt 0 ] && [ "$size" -le "$avail" ] && echo yes || echo "no, ${size:-none}")" yes
+	n=$(audit_wait "$q" $((n0 + 1)))
+	check "... refused CAP_SYS_RESOURCE under the server's credentials, and logged" \
+		"$([ "$n" -gt "$n0" ] && echo yes || echo "no, $n")" yes
+	head -c 1048576 /dev/zero >>"$FUSE/f" 2>/dev/null
+	check "its twin: root outside writes 1 MiB through the passthrough into the reserve" \
+		"$(($(stat -c %s "$RES/fb") - ${size:-0}))" 1048576
+	umount "$FUSE"
+	read -r -t 30 -u $fpt l ;;
+esac
+check "... the server ends with its file system" "$l" exit=0
+exec {fpt}<&-
 umount "$RES"
 
 # Bad values: FILE:LINE errors in check and reload; bad flags refuse the run.
