@@ -187,6 +187,8 @@ int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (on_behalf())
+		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR,
 				   forbidden_xattr(name, true) || shared_attrs(dentry));
 }
@@ -197,6 +199,8 @@ int BPF_PROG(sh_inode_removexattr, void *idmap, struct dentry *dentry, const cha
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (on_behalf())
+		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR,
 				   forbidden_xattr(name, false) || shared_attrs(dentry));
 }
@@ -210,6 +214,8 @@ int BPF_PROG(sh_inode_set_acl, void *idmap, struct dentry *dentry, const char *a
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (on_behalf())
+		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETACL, shared_attrs(dentry));
 }
 
@@ -220,6 +226,8 @@ int BPF_PROG(sh_inode_remove_acl, void *idmap, struct dentry *dentry, const char
 	struct member m = {};
 
 	ENTER(ret, m);
+	if (on_behalf())
+		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETACL, shared_attrs(dentry));
 }
 
@@ -238,7 +246,7 @@ static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *at
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
 	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
 		return 0;
-	if (!membership(&m))
+	if (!membership(&m) || on_behalf())
 		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETTIMES, false);
 }

@@ -255,7 +255,7 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 
 	if (ret)
 		return ret;
-	if (!membership(&m))
+	if (!membership(&m) || layer_open(file))
 		return 0;
 	fflags = file->f_flags;
 	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);

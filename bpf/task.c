@@ -104,43 +104,6 @@ static __always_inline bool dac_read_search_decides(void)
 	       nr == SH_NR32_OPEN_BY_HANDLE_AT || nr == SH_NR32_LINKAT;
 }
 
-/*
- * Is a check of cred the tree's own use of a capability? Not where cred is
- * another task's (the OOM killer weighing a victim), nor where the kernel
- * acts in the tree's task with credentials of its own choosing in place of
- * the task's (cred, in force, is not the task's real_cred): overlayfs
- * works on its layers as the mount's owner (a copy-up's trusted.overlay
- * xattrs ask for CAP_SYS_ADMIN), after checking the tree's own
- * credentials against the overlay's file; access(2) checks with a copy
- * of the task's own. A core dump writes with such a copy, whose checks
- * (CAP_SYS_RESOURCE: past a quota, into blocks kept for root) are judged:
- * the dumping task is marked (PF_DUMPCORE). io_uring is the other
- * exception: a request runs with the credentials its ring registered
- * (IORING_REGISTER_PERSONALITY) or the task had when it was queued, which
- * a task that changed its own since would use unjudged. So a task that
- * has used io_uring (task->io_uring) and every io_uring worker are judged
- * on the credentials in force, whoever's they are: an overlay copy-up in
- * such a task is refused its capabilities. CAP_SYS_RESOURCE is judged on
- * whatever credentials are in force in the tree's task: it
- * lets a write past a quota and into the blocks a file system keeps for
- * root, and overlayfs writes its upper layer (a copy-up, and every write
- * through the overlay after it) with the mount owner's.
- */
-static __always_inline bool own_creds(const struct cred *cred, int cap)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	if ((unsigned long)cred != (unsigned long)t->cred)
-		return false;
-	if (cap == CAP_SYS_RESOURCE || (unsigned long)cred == (unsigned long)t->real_cred ||
-	    (t->flags & (PF_IO_WORKER | PF_DUMPCORE)))
-		return true;
-	/* A kernel that has no io_uring state to tell by: judged. */
-	if (!bpf_core_field_exists(t->io_uring))
-		return true;
-	return BPF_CORE_READ(t, io_uring) != NULL;
-}
-
 SEC("lsm/capable")
 int BPF_PROG(sh_capable, const struct cred *cred, struct user_namespace *ns, int cap,
 	     unsigned int opts, int ret)

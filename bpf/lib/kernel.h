@@ -117,6 +117,7 @@
 
 #define CAP_OPT_NOAUDIT (1 << 1)
 #define CAP_DAC_READ_SEARCH 2
+#define CAP_FSETID 4
 #define CAP_SYS_RESOURCE 24
 /* System call numbers (orig_ax) where CAP_DAC_READ_SEARCH alone decides:
  * x86_64 (and x32, with its bit cleared), then i386. i386's linkat is

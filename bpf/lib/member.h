@@ -397,4 +397,72 @@ static __always_inline bool in_tree(struct task_struct *p, __u64 origin)
 			return 0;					\
 	} while (0)
 
+/*
+ * Is a check of cred the tree's own use of a capability? Not where cred is
+ * another task's (the OOM killer weighing a victim), nor where the kernel
+ * acts in the tree's task with credentials of its own choosing in place of
+ * the task's (cred, in force, is not the task's real_cred): overlayfs
+ * works on its layers as the mount's owner (a copy-up's trusted.overlay
+ * xattrs ask for CAP_SYS_ADMIN), after checking the tree's own
+ * credentials against the overlay's file; access(2) checks with a copy
+ * of the task's own. A core dump writes with such a copy, whose checks
+ * (CAP_SYS_RESOURCE: past a quota, into blocks kept for root) are judged:
+ * the dumping task is marked (PF_DUMPCORE). io_uring is the other
+ * exception: a request runs with the credentials its ring registered
+ * (IORING_REGISTER_PERSONALITY) or the task had when it was queued, which
+ * a task that changed its own since would use unjudged. So a task that
+ * has used io_uring (task->io_uring) and every io_uring worker are judged
+ * on the credentials in force, whoever's they are: an overlay copy-up in
+ * such a task is refused its capabilities. Two capabilities that relax
+ * what a write does are judged on whatever credentials are in force in
+ * the tree's task: CAP_SYS_RESOURCE (a write past a
+ * quota, into the blocks a file system keeps for root) and CAP_FSETID (a
+ * written set-user-ID file keeping its bit). FUSE passthrough writes a
+ * file with the FUSE server's credentials, which hold both. A copy-up of
+ * a set-user-ID or set-group-ID file asks CAP_FSETID under the overlay
+ * owner's credentials too: refused and recorded, and the copy keeps its
+ * bits all the same (overlayfs sets the copy's mode itself; t_wall).
+ */
+static __always_inline bool own_creds(const struct cred *cred, int cap)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if ((unsigned long)cred != (unsigned long)t->cred)
+		return false;
+	if (cap == CAP_FSETID || cap == CAP_SYS_RESOURCE ||
+	    (unsigned long)cred == (unsigned long)t->real_cred ||
+	    (t->flags & (PF_IO_WORKER | PF_DUMPCORE)))
+		return true;
+	/* A kernel that has no io_uring state to tell by: judged. */
+	if (!bpf_core_field_exists(t->io_uring))
+		return true;
+	return BPF_CORE_READ(t, io_uring) != NULL;
+}
+
+
+/*
+ * The kernel at work in a tree's task with credentials of its own choosing
+ * in force (!own_creds): overlayfs on its layers, after the tree's own use
+ * of the overlay's file was judged. Its opens of its layers' files (the
+ * layers are private mounts no namespace holds, MNT_NS_INTERNAL) and the
+ * attributes it sets on them in a copy-up are not the tree's. Anything the
+ * tree asks through io_uring, or a core dump, is the tree's (own_creds).
+ */
+static __always_inline bool on_behalf(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return !own_creds(t->cred, -1);
+}
+
+#define SH_MNT_NS_INTERNAL ((unsigned long)-22) /* ERR_PTR(-EINVAL) */
+
+static __always_inline bool layer_open(struct file *file)
+{
+	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
+	struct mount *mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
+
+	return (unsigned long)BPF_CORE_READ(mnt, mnt_ns) == SH_MNT_NS_INTERNAL && on_behalf();
+}
+
 #endif

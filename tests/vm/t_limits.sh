@@ -266,10 +266,12 @@ echo "$pattern" >/proc/sys/kernel/core_pattern
 # A FUSE file passed through to a file on that file system (Linux 6.9 on):
 # the kernel writes it with the FUSE server's credentials in force, which
 # may open the reserve (overlayfs lowers CAP_SYS_RESOURCE in its owner's
-# for its writes; FUSE keeps the server's whole). CAP_SYS_RESOURCE asked
-# under them in a tree's task is still the tree's.
+# for its writes; FUSE keeps the server's whole) and keep a written
+# set-user-ID file's bit. CAP_SYS_RESOURCE and CAP_FSETID asked under them
+# in a tree's task are still the tree's.
 rm -f "$RES/t" "$RES/o" "$RES"/core.*
 : >"$RES/fb"
+chmod 4755 "$RES/fb"
 mkdir -p "$FUSE"
 exec {fpt}< <("$SH_BUILD/tests/vm/fusept" "$FUSE" "$RES/fb" 2>"$SH_TMP/fusept.err"; echo "exit=$?")
 read -r -t 30 -u $fpt l
@@ -294,9 +296,13 @@ case $(uname -r) in
 	n=$(audit_wait "$q" $((n0 + 1)))
 	check "... refused CAP_SYS_RESOURCE under the server's credentials, and logged" \
 		"$([ "$n" -gt "$n0" ] && echo yes || echo "no, $n")" yes
+	n=$(audit_wait '.policy == "tres" and .hook == "capability" and .target == "CAP_FSETID"')
+	check "... the set-user-ID file it wrote lost its bit (CAP_FSETID refused, logged)" \
+		"$(stat -c %A "$RES/fb") $([ "$n" -ge 1 ] && echo logged)" "-rwxr-xr-x logged"
+	chmod 4755 "$RES/fb"
 	head -c 1048576 /dev/zero >>"$FUSE/f" 2>/dev/null
-	check "its twin: root outside writes 1 MiB through the passthrough into the reserve" \
-		"$(($(stat -c %s "$RES/fb") - ${size:-0}))" 1048576
+	check "its twin: root outside writes 1 MiB through the passthrough into the reserve, the bit kept" \
+		"$(($(stat -c %s "$RES/fb") - ${size:-0})) $(stat -c %A "$RES/fb")" "1048576 -rwsr-xr-x"
 	umount "$FUSE"
 	read -r -t 30 -u $fpt l ;;
 esac

@@ -42,6 +42,14 @@ cat >"$SH_TMP/policies/twallopen.policy" <<P
 [policy]
 name = twallopen
 P
+# [file] rules on an overlay's paths (overlayfs, section 7).
+cat >"$SH_TMP/policies/twallov.policy" <<P
+[policy]
+name = twallov
+[file]
+write = $SH_TMP/ov/m/d5/
+deny = $SH_TMP/ov/m/d6/
+P
 # A capability allowed back where a job needs it.
 cat >"$SH_TMP/policies/twallcap.policy" <<P
 [policy]
@@ -707,7 +715,8 @@ echo "-- capabilities the kernel uses for a mount's owner (${SECONDS}s)"
 OV=$SH_TMP/ov
 # A fresh lower directory for each case: the file and its directory are
 # copied up together.
-for d in d1 d2 d3 d4; do mkdir -p "$OV/lower/$d" && echo lower >"$OV/lower/$d/file"; done
+for d in d1 d2 d3 d4 d5 d6 d7; do mkdir -p "$OV/lower/$d" && echo lower >"$OV/lower/$d/file"; done
+echo x >"$OV/lower/d5/sgid" && chgrp 12 "$OV/lower/d5/sgid" && chmod 2755 "$OV/lower/d5/sgid"
 mkdir -p "$OV/upper" "$OV/work" "$OV/m"
 mount -t overlay overlay -o "lowerdir=$OV/lower,upperdir=$OV/upper,workdir=$OV/work" "$OV/m"
 c0=$(counter deny_capability)
@@ -763,6 +772,35 @@ copied d2 "an io_uring worker" uring async open "$OV/m/d2/file" w
 copied d3 "a task that has used io_uring" after-uring write "$OV/m/d3/file"
 run_outside "$SH_BUILD/tests/vm/escape" uring async open "$OV/m/d4/file" w
 check "outside: the same through io_uring" "$OUT $(ls "$OV/upper/d4")" "ok file"
+# A policy with [file] rules on the overlay's paths (a container's, say):
+# the tree's own opens are judged by the overlay's path; overlayfs's opens
+# of its layers' files (private mounts no namespace holds) and the
+# attributes and times it sets in a copy-up, with its owner's credentials,
+# are not the tree's. Writing the overlay's file copies it up; its twin
+# outside the write rules is refused by the overlay's path, and a file of
+# a deny rule stays unread.
+mark
+try_in_tree twallov open "$OV/m/d5/file" w
+check "overlayfs under write rules: a lower file opened for writing (copied up)" \
+	"$OUT $(ls "$OV/upper/d5" 2>&1 | tr '\n' ' ')" "ok file "
+try_in_tree twallov open "$OV/m/d5/file" r
+check "  ... read back (the deny rule makes reads judged)" "$OUT" ok
+try_in_tree twallov open "$OV/m/d7/file" w
+check "  ... its twin outside the write rules: refused, not copied up" \
+	"$OUT $(ls "$OV/upper/d7" 2>/dev/null | grep -c file)" "err EPERM 0"
+expect "  ... named by the overlay's path" ".policy == \"twallov\" and .target == \"$OV/m/d7/file\"" \
+	"not allowed"
+try_in_tree twallov open "$OV/m/d6/file" r
+check "  ... a file of a deny rule there: refused" "$OUT" "err EPERM"
+check "  ... no refusal but those two" \
+	"$(audit_select '.policy == "twallov"' "$((LOGMARK + 1))" | grep -c '"event":"violation"')" 2
+# Its copy of a set-group-ID file: CAP_FSETID, asked under the overlay
+# owner's credentials, is refused and recorded; the copy keeps its bit.
+try_in_tree twallov open "$OV/m/d5/sgid" append
+check "  ... a set-group-ID file copied up keeps its bit" "$OUT $(stat -c %A "$OV/upper/d5/sgid")" \
+	"ok -rwxr-sr-x"
+expect "  ... CAP_FSETID asked under the owner's credentials" \
+	'.policy == "twallov" and .target == "CAP_FSETID"' "forbidden in a tree"
 umount "$OV/m"
 
 # ---- 8. kernel interfaces that run code outside the tree -------------------
