@@ -146,6 +146,18 @@ static __always_inline int refuse_pinned(struct member *m, const struct refusal 
 		      name_file(s, file, file->f_path.dentry, file->f_path.mnt, use_d_path));
 }
 
+/* w refused whatever the policy, the record naming file. */
+static __always_inline int forbid_file(struct member *m, struct refusal *w, struct file *file,
+				       bool use_d_path)
+{
+	struct scratch *s = get_scratch(m);
+
+	if (!s)
+		return no_scratch(m, w);
+	return report(m, s, w, SH_WHY_FORBIDDEN,
+		      name_file(s, file, file->f_path.dentry, file->f_path.mnt, use_d_path));
+}
+
 /*
  * Opening a file, or receiving one over SCM_RIGHTS (judged as if opened).
  * Only what a rule can decide costs a path: reads matter to deny rules,
@@ -174,10 +186,7 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	/* The host's POSIX message queues (mq_open): see ipc_permission. */
 	if (host_mqueue(dentry->d_sb)) {
 		w.hook = SH_HOOK_IPC;
-		s = get_scratch(m);
-		if (!s)
-			return no_scratch(m, &w);
-		return report(m, s, &w, SH_WHY_FORBIDDEN, name_file(s, file, dentry, mnt, use_d_path));
+		return forbid_file(m, &w, file, use_d_path);
 	}
 	/* Kernel-internal mounts (pidfs, pipes, sockets, anonymous inodes,
 	 * memfd) hold no file a rule can name; what such a file is used for
@@ -204,8 +213,10 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	 * them) are the enforcer's state, tags, marks and keys included. */
 	if (!blk && (write || dentry->d_sb->s_magic == BPF_FS_MAGIC))
 		knob = forbidden_fs(dentry, m->origin);
-	if (!knob && !blk && !(m->flags & SH_PF_FILE_DENY) &&
-	    !(write && (m->flags & SH_PF_FILE_WRITELIST)))
+	/* No rule can decide; or overlayfs opens a file of its layers
+	 * (member.h), the tree's own open judged by the overlay's path. */
+	if (!knob && !blk && ((!(m->flags & SH_PF_FILE_DENY) &&
+			       !(write && (m->flags & SH_PF_FILE_WRITELIST))) || layer_open(file)))
 		return 0;
 	/* Its directory's rule, where a memo of it holds: no scratch taken. */
 	if (!knob && !blk && !tmpfile &&
@@ -255,7 +266,7 @@ int BPF_PROG(sh_file_open, struct file *file, int ret)
 
 	if (ret)
 		return ret;
-	if (!membership(&m) || layer_open(file))
+	if (!membership(&m))
 		return 0;
 	fflags = file->f_flags;
 	write = (file->f_mode & FMODE_WRITE) || (fflags & O_TRUNC);

@@ -443,10 +443,9 @@ static __always_inline bool own_creds(const struct cred *cred, int cap)
 /*
  * The kernel at work in a tree's task with credentials of its own choosing
  * in force (!own_creds): overlayfs on its layers, after the tree's own use
- * of the overlay's file was judged. Its opens of its layers' files (the
- * layers are private mounts no namespace holds, MNT_NS_INTERNAL) and the
- * attributes it sets on them in a copy-up are not the tree's. Anything the
- * tree asks through io_uring, or a core dump, is the tree's (own_creds).
+ * of the overlay's file was judged. The attributes and times it sets on
+ * its layers' files in a copy-up are not the tree's. A task that has used
+ * io_uring, or is dumping core, is the tree's own here too (own_creds).
  */
 static __always_inline bool on_behalf(void)
 {
@@ -457,12 +456,23 @@ static __always_inline bool on_behalf(void)
 
 #define SH_MNT_NS_INTERNAL ((unsigned long)-22) /* ERR_PTR(-EINVAL) */
 
+/*
+ * overlayfs opening a file of its layers: a private mount no namespace
+ * holds (clone_private_mount, MNT_NS_INTERNAL), with the overlay owner's
+ * credentials in force, in a copy-up and (6.12, backing files) at every
+ * open of an overlay's file, after the tree's open of that file was judged
+ * by the overlay's path. No descriptor of such a file is ever handed to a
+ * process, so the mount alone tells it: whoever's credentials are in force
+ * (an io_uring task's as well), if they are not the task's real ones.
+ */
 static __always_inline bool layer_open(struct file *file)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct vfsmount *vfsmnt = BPF_CORE_READ(file, f_path.mnt);
 	struct mount *mnt = (void *)vfsmnt - bpf_core_field_offset(struct mount, mnt);
 
-	return (unsigned long)BPF_CORE_READ(mnt, mnt_ns) == SH_MNT_NS_INTERNAL && on_behalf();
+	return (unsigned long)BPF_CORE_READ(mnt, mnt_ns) == SH_MNT_NS_INTERNAL &&
+	       (unsigned long)t->cred != (unsigned long)t->real_cred;
 }
 
 #endif

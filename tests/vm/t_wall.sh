@@ -801,6 +801,12 @@ check "  ... a set-group-ID file copied up keeps its bit" "$OUT $(stat -c %A "$O
 	"ok -rwxr-sr-x"
 expect "  ... CAP_FSETID asked under the owner's credentials" \
 	'.policy == "twallov" and .target == "CAP_FSETID"' "forbidden in a tree"
+# A task that has used io_uring is judged on whatever credentials are in
+# force (its copy-up is refused, above), but overlayfs's opens of its
+# layers' files are not its own (6.12 opens the upper file at every open):
+# the file copied up is written.
+run_in_tree twallov "$SH_BUILD/tests/vm/escape" after-uring write "$OV/m/d5/file"
+check "  ... the copied-up file written by a task that has used io_uring" "$OUT" ok
 umount "$OV/m"
 
 # ---- 8. kernel interfaces that run code outside the tree -------------------
