@@ -234,16 +234,26 @@ if ! { mkfs.ext4 -q -F -m 40 /dev/ram0 && tune2fs -u 65534 -g 65534 /dev/ram0 &&
 	fail "an ext4 with a reserve on a ram disk" "$(tr '\n' ' ' <"$SH_TMP/mkfs.out")"
 	exit 1
 fi
-avail=$(($(stat -f -c '%a * %S' "$RES")))
-out=$($CTL run --policy tres -- /usr/bin/bash -c \
-	"head -c 16777216 /dev/zero >$RES/t; echo rc=\$?; stat -c %s $RES/t" 2>"$SH_TMP/res.err")
-read -r rc size <<<"$(tr '\n' ' ' <<<"$out")"
-check "a tree fills the file system: stopped with ENOSPC" "$rc" rc=1
-check_match "... told why" "$(cat "$SH_TMP/res.err")" "No space left on device"
-check "... at the reserve: no more than the $avail bytes free to others" \
-	"$([ "${size:-0}" -gt 0 ] && [ "$size" -le "$avail" ] && echo yes || echo "no, ${size:-none}")" yes
-n=$(audit_wait '.policy == "tres" and .hook == "capability" and .target == "CAP_SYS_RESOURCE"')
-check "... refused CAP_SYS_RESOURCE, and logged" "$([ "$n" -ge 1 ] && echo yes || echo "no, $n")" yes
+# fill WHAT FILE SIZE_OF: a tree appends 16 MiB to FILE; stopped with
+# ENOSPC at the reserve (SIZE_OF, the file that holds the bytes, no
+# larger than what was free to others), CAP_SYS_RESOURCE refused and
+# logged. Sets size.
+fill() {
+	local q='.policy == "tres" and .hook == "capability" and .target == "CAP_SYS_RESOURCE"'
+	local avail n0 n out rc
+	avail=$(($(stat -f -c '%a * %S' "$RES")))
+	n0=$(audit_count "$q")
+	out=$($CTL run --policy tres -- /usr/bin/bash -c \
+		"head -c 16777216 /dev/zero >>$2; echo rc=\$?; stat -c %s $3" 2>"$SH_TMP/res.err")
+	read -r rc size <<<"$(tr '\n' ' ' <<<"$out")"
+	check "a tree fills the file system $1: stopped with ENOSPC" "$rc" rc=1
+	check_match "... told why" "$(cat "$SH_TMP/res.err")" "No space left on device"
+	check "... at the reserve: no more than the $avail bytes free to others" \
+		"$([ "${size:-0}" -gt 0 ] && [ "$size" -le "$avail" ] && echo yes || echo "no, ${size:-none}")" yes
+	n=$(audit_wait "$q" $((n0 + 1)))
+	check "... refused CAP_SYS_RESOURCE, and logged" "$([ "$n" -gt "$n0" ] && echo yes || echo "no, $n")" yes
+}
+fill "by its writes" "$RES/t" "$RES/t"
 head -c 1048576 /dev/zero >"$RES/o" 2>/dev/null
 check "its twin: root outside writes 1 MiB into the reserve" "$(stat -c %s "$RES/o")" 1048576
 # The core of a process killed by SIGSEGV, where only the reserve is left.
@@ -283,19 +293,7 @@ case $(uname -r) in
 	l=exit=0 ;;
 *)
 	check "a FUSE server passes a file through to the reserve's file system" "$l $(cat "$SH_TMP/fusept.err")" "ready "
-	avail=$(($(stat -f -c '%a * %S' "$RES")))
-	q='.policy == "tres" and .hook == "capability" and .target == "CAP_SYS_RESOURCE"'
-	n0=$(audit_count "$q")
-	out=$($CTL run --policy tres -- /usr/bin/bash -c \
-		"head -c 16777216 /dev/zero >>$FUSE/f; echo rc=\$?; stat -c %s $RES/fb" 2>"$SH_TMP/res.err")
-	read -r rc size <<<"$(tr '\n' ' ' <<<"$out")"
-	check "a tree fills it through the passthrough: stopped with ENOSPC" "$rc" rc=1
-	check_match "... told why" "$(cat "$SH_TMP/res.err")" "No space left on device"
-	check "... at the reserve: no more than the $avail bytes free to others" \
-		"$([ "${size:-0}" -gt 0 ] && [ "$size" -le "$avail" ] && echo yes || echo "no, ${size:-none}")" yes
-	n=$(audit_wait "$q" $((n0 + 1)))
-	check "... refused CAP_SYS_RESOURCE under the server's credentials, and logged" \
-		"$([ "$n" -gt "$n0" ] && echo yes || echo "no, $n")" yes
+	fill "through the passthrough, the server's credentials in force" "$FUSE/f" "$RES/fb"
 	n=$(audit_wait '.policy == "tres" and .hook == "capability" and .target == "CAP_FSETID"')
 	check "... the set-user-ID file it wrote lost its bit (CAP_FSETID refused, logged)" \
 		"$(stat -c %A "$RES/fb") $([ "$n" -ge 1 ] && echo logged)" "-rwxr-xr-x logged"
