@@ -161,18 +161,23 @@ run_in_tree tlim "$HOG" spin 3
 check "the spinner under cpu-max runs to its end" "$OUT/$RC" "spun/0"
 rec=$(last_event run-end)
 check_match "run-end: throttled under cpu-max" "$(field cpu_nr_throttled "$rec")" '^[1-9][0-9]*$'
-# Over the run's whole life (run-start to run-end): under emulation the
-# exec before the spin can take seconds of its own, throttled as well.
+# Over the run's life: under emulation the exec before the spin can take
+# seconds of its own (throttled as well), which the records' times catch
+# in part (run-start is written once the run started); the spin alone
+# lasts 3 s. Emulated ticks let a period overrun its quota, so the bound
+# is half a CPU: an unthrottled spinner takes all of one.
 t0=$(jq -r --argjson r "$(field run "$rec")" 'select(.event == "run-start" and .run == $r) | .time' "$AUDIT")
 life=$(( ($(date -d "$(field time "$rec")" +%s%N) - $(date -d "$t0" +%s%N)) / 1000 ))
+[ "$life" -ge 3000000 ] || life=3000000
 echo "  cpu-max 20%: the spinner used $(field cpu_usage_usec "$rec") us of CPU in a run of $life us"
-check "the spinner used at most about a fifth of a CPU over its run (<= 0.35)" \
-	"$(jq -r --argjson l "$life" '.cpu_usage_usec <= 0.35 * $l and $l >= 3000000' <<<"$rec")" true
+check "the spinner used at most half a CPU over its run (a fifth asked)" \
+	"$(jq -r --argjson l "$life" '.cpu_usage_usec <= 0.5 * $l' <<<"$rec")" true
 check_match "run says it was throttled" "$(cat "$SH_TMP/last.err")" "throttled [0-9]+ times by cpu-max"
 run_in_tree tnolim "$HOG" spin 2
 rec=$(last_event run-end)
 check "without cpu-max: never throttled" "$(field cpu_nr_throttled "$rec")" 0
-check "without cpu-max: it used the CPU" "$(jq -r '.cpu_usage_usec > 0' <<<"$rec")" true
+check "without cpu-max: more than half a CPU over its 2 s spin (the bound above can fail)" \
+	"$(jq -r '.cpu_usage_usec > 1000000' <<<"$rec")" true
 
 # The tree cannot raise its limits, nor lower its OOM priority against
 # processes outside it.
