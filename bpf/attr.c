@@ -34,12 +34,16 @@ static __always_inline bool memo_allows_through(struct member *m, struct dentry 
 	return memo_allows_at(m, dentry, vm, BPF_CORE_READ(vm, mnt_root), true, false, true, memo);
 }
 
+/* behalf: the kernel's own work on a file (overlayfs in a copy-up,
+ * member.h): the file's own checks hold; the rules, and the names
+ * forbidden to the tree (judged at the overlay's dentry), do not. */
 static __always_inline int __judge_dentry_change(struct member *m, struct dentry *dentry,
 						 __u32 op, bool forbidden)
 {
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .flags = SH_EVF_WRITE };
 	__u32 act, knob, reason = SH_WHY_UNRESOLVED, nc = 0;
 	struct memo_state memo = {};
+	bool behalf = on_behalf();
 	struct scratch *s;
 	__u64 one = 0;
 
@@ -50,13 +54,12 @@ static __always_inline int __judge_dentry_change(struct member *m, struct dentry
 	if (daemon_file(dentry, true, false)) {
 		knob = SH_HOOK_FILE;
 		reason = SH_WHY_PROTECTED;
-	} else if (knob || forbidden) {
+	} else if (knob || (forbidden && !behalf)) {
 		knob = knob ?: SH_HOOK_FILE;
 		reason = SH_WHY_FORBIDDEN;
 	}
-	if (knob)
-		w.hook = knob;
-	if (!knob && !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY)))
+	w.hook = knob ?: w.hook;
+	if (!knob && (behalf || !(m->flags & (SH_PF_FILE_WRITELIST | SH_PF_FILE_DENY))))
 		return 0;
 	/*
 	 * The file system's only mount in the task's namespace (the usual
@@ -187,8 +190,6 @@ int BPF_PROG(sh_inode_setxattr, void *idmap, struct dentry *dentry, const char *
 	struct member m = {};
 
 	ENTER(ret, m);
-	if (on_behalf())
-		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETXATTR,
 				   forbidden_xattr(name, true) || shared_attrs(dentry));
 }
@@ -199,8 +200,6 @@ int BPF_PROG(sh_inode_removexattr, void *idmap, struct dentry *dentry, const cha
 	struct member m = {};
 
 	ENTER(ret, m);
-	if (on_behalf())
-		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_REMOVEXATTR,
 				   forbidden_xattr(name, false) || shared_attrs(dentry));
 }
@@ -214,8 +213,6 @@ int BPF_PROG(sh_inode_set_acl, void *idmap, struct dentry *dentry, const char *a
 	struct member m = {};
 
 	ENTER(ret, m);
-	if (on_behalf())
-		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETACL, shared_attrs(dentry));
 }
 
@@ -226,8 +223,6 @@ int BPF_PROG(sh_inode_remove_acl, void *idmap, struct dentry *dentry, const char
 	struct member m = {};
 
 	ENTER(ret, m);
-	if (on_behalf())
-		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETACL, shared_attrs(dentry));
 }
 
@@ -246,7 +241,7 @@ static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *at
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
 	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
 		return 0;
-	if (!membership(&m) || on_behalf())
+	if (!membership(&m))
 		return 0;
 	return judge_dentry_change(&m, dentry, SH_OP_SETTIMES, false);
 }

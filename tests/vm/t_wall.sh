@@ -807,6 +807,17 @@ expect "  ... CAP_FSETID asked under the owner's credentials" \
 # the file copied up is written.
 run_in_tree twallov "$SH_BUILD/tests/vm/escape" after-uring write "$OV/m/d5/file"
 check "  ... the copied-up file written by a task that has used io_uring" "$OUT" ok
+# The tree's own attributes of the overlay's file are judged at the
+# overlay's dentry, before overlayfs sets anything below: file
+# capabilities refused whatever the write rules; its twin, the times,
+# set below by overlayfs with its owner's credentials.
+mark
+inw twallov setxattr "$OV/m/d5/file"
+check "  ... file capabilities on the overlay's file: refused" "$OUT" "err EPERM"
+expect "  ... at the overlay's path" ".op == \"setxattr\" and .target == \"$OV/m/d5/file\"" \
+	"forbidden in a tree"
+run_in_tree twallov /usr/bin/touch -d 2001-02-03 "$OV/m/d5/file"
+check "  ... its twin: the times set, in the upper file" "$RC $(date -r "$OV/upper/d5/file" +%F)" "0 2001-02-03"
 umount "$OV/m"
 
 # ---- 8. kernel interfaces that run code outside the tree -------------------
