@@ -36,7 +36,9 @@ policy() { # NAME WRITE-DIR [EXTRA...]
 # TWIN share them.
 LONG=aaaaaaaa-first-zzzzzzzz
 TWIN=aaaaaaaa-other-zzzzzzzz
-policy tmemo "$W/" "deny = $W/d/secret" "deny = $W/d/$LONG"
+# $W/late and $R/later are made only after the policy is in force.
+policy tmemo "$W/" "deny = $W/d/secret" "deny = $W/d/$LONG" "deny = $W/late/"
+policy tmemol "$R/later/"
 policy tmemob "$W/b/"
 policy tmemoc "$W/"
 # Mounts move only under a private parent: one of the test's own.
@@ -104,6 +106,15 @@ refused() {
 	check "$desc: refused" "$OUT" "err EPERM"
 	n=$(audit_wait "$jq")
 	check "$desc: logged" "$n" 1
+}
+
+# after_refused DESC PATH REASON: the tree's last name, PATH, refused after
+# the change (OUT, from tree_finish), not made, and logged by that path.
+after_refused() {
+	check_match "$1: refused" "$OUT" "^before=OK after=ERR: .*Operation not permitted"
+	check "$1: no file made" "$([ -e "$2" ] && echo yes || echo no)" no
+	check "$1: refusal logged by its path ($3)" \
+		"$(audit_wait ".target==\"$2\" and .reason==\"$3\"")" 1
 }
 
 # ---- the memo is made and used -------------------------------------------
@@ -186,11 +197,7 @@ tree_start ren tmemo "$W/a" g2
 h0=$(counter memo_hits)
 mv "$W/a" "$R/a"
 tree_finish ren
-check_match "renamed out: a name in the moved directory refused" "$OUT" \
-	"^before=OK after=ERR: .*Operation not permitted"
-check "renamed out: no file made" "$([ -e "$R/a/g2" ] && echo yes || echo no)" no
-n=$(audit_wait ".target==\"$R/a/g2\" and .reason==\"not allowed\"")
-check "renamed out: refusal logged by its new path" "$n" 1
+after_refused "renamed out: a name in the moved directory" "$R/a/g2" "not allowed"
 # Twin: renamed within the writable directory, still allowed.
 mkdir -p "$W/a"
 tree_start ren2 tmemo "$W/a" g3
@@ -198,6 +205,33 @@ mv "$W/a" "$W/a2"
 tree_finish ren2
 check "renamed within: still allowed" "$OUT" "before=OK after=OK"
 check "renamed within: the file is there" "$([ -e "$W/a2/g3" ] && echo yes)" yes
+# Into reach: a directory the tree may not write in, moved into the
+# writable one while the tree waits in it.
+mkdir -p "$R/in"
+tree_start renin tmemo "$R/in" g7
+mv "$R/in" "$W/in"
+tree_finish renin
+check_match "renamed in: refused before, allowed once moved into the write rule" "$OUT" \
+	"^before=ERR after=OK"
+check "renamed in: the file is there" "$([ -e "$W/in/g7" ] && echo yes)" yes
+
+# ---- a rule's directory made after the policy was applied ------------------
+# Rules name paths, so a rule holds for a directory made later, under a
+# memo made before it (the memo's directory lists the rule's name, "late",
+# whether or not it exists yet).
+tree_start late tmemo "$W" late/x
+mkdir "$W/late" "$W/early"
+tree_finish late
+after_refused "rule made later: a deny rule's directory made after apply" "$W/late/x" "deny rule"
+tree_start early tmemo "$W" early/x
+tree_finish early
+check "rule made later: a directory beside it, made with it, by the memo (control)" \
+	"$OUT" "before=OK after=OK"
+mkdir "$R/later"
+try_in_tree tmemol open "$R/later/f" creat
+check "rule made later: a write rule's directory made after apply, allowed" "$OUT" ok
+try_in_tree tmemol open "$R/f" creat
+check "rule made later: beside it, refused (control)" "$OUT" "err EPERM"
 
 # ---- a directory above the memoized one moved -----------------------------
 # A memo is keyed to the host's count of directory moves (sh_dir_move), not
@@ -208,11 +242,7 @@ mkdir -p "$W/up/in"
 tree_start anc tmemo "$W/up/in" g4
 mv "$W/up" "$R/up"
 tree_finish anc
-check_match "above renamed out: a name in the memoized directory below refused" "$OUT" \
-	"^before=OK after=ERR: .*Operation not permitted"
-check "above renamed out: no file made" "$([ -e "$R/up/in/g4" ] && echo yes || echo no)" no
-n=$(audit_wait ".target==\"$R/up/in/g4\" and .reason==\"not allowed\"")
-check "above renamed out: refusal logged by its new path" "$n" 1
+after_refused "above renamed out: a name in the memoized directory below" "$R/up/in/g4" "not allowed"
 mkdir -p "$W/ex/in" && : >"$R/exf"
 tree_start exch tmemo "$W/ex/in" g5
 "$TRY" exchange "$R/exf" "$W/ex" >"$SH_TMP/exch.out" 2>&1
