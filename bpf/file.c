@@ -132,7 +132,7 @@ static __always_inline bool created_here(const struct member *m, struct file *fi
 		return false;
 	/* The daemon's own file, by its inode's mark (daemon_file's first
 	 * half): the marks of its directory were judged at the create. */
-	return !nprotected || !(protection(inode) & (write ? SH_PROT_READ | SH_PROT_WRITE : SH_PROT_READ));
+	return !daemon_inode(inode, write);
 }
 
 static __always_inline int refuse_pinned(struct member *m, const struct refusal *w,
@@ -156,6 +156,18 @@ static __always_inline int forbid_file(struct member *m, struct refusal *w, stru
 		return no_scratch(m, w);
 	return report(m, s, w, SH_WHY_FORBIDDEN,
 		      name_file(s, file, file->f_path.dentry, file->f_path.mnt, use_d_path));
+}
+
+/*
+ * One of the daemon's own files, by the marks of its name; where the
+ * file's inode is not its dentry's (6.1's overlayfs opens a layer's file
+ * under the overlay's path), by the inode's own mark too (each file of the
+ * log's directory carries one): the layer's directory is not seen there.
+ */
+static __always_inline bool daemon_open(struct file *file, struct dentry *dentry, bool write)
+{
+	return daemon_file(dentry, write, false) ||
+	       (file->f_inode != dentry->d_inode && daemon_inode(file->f_inode, write));
 }
 
 /*
@@ -196,7 +208,7 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	/* Refused whatever the policy: a file no path names, or one of the
 	 * daemon's own. */
 	dis = disconnected(dentry, mnt);
-	if (dis || daemon_file(dentry, write, false)) {
+	if (dis || daemon_open(file, dentry, write)) {
 		s = get_scratch(m);
 		if (!s)
 			return no_scratch(m, &w);

@@ -68,6 +68,13 @@ static __always_inline __u32 protection(struct inode *inode)
 	return v ? *v : 0;
 }
 
+/* The daemon's own file by its inode's own mark alone (daemon_file's
+ * first half). */
+static __always_inline bool daemon_inode(struct inode *inode, bool write)
+{
+	return nprotected && (protection(inode) & (write ? SH_PROT_READ | SH_PROT_WRITE : SH_PROT_READ));
+}
+
 /*
  * Is this one of sharnessd's own files, which no tree may change (write:
  * the file, or a file in a protected directory) or, for the audit log and

@@ -48,6 +48,7 @@ cat >"$SH_TMP/policies/twallov.policy" <<P
 name = twallov
 [file]
 write = $SH_TMP/ov/m/d5/
+write = $SH_TMP/ovl/m/
 deny = $SH_TMP/ov/m/d6/
 P
 # A capability allowed back where a job needs it.
@@ -819,6 +820,25 @@ expect "  ... at the overlay's path" ".op == \"setxattr\" and .target == \"$OV/m
 run_in_tree twallov /usr/bin/touch -d 2001-02-03 "$OV/m/d5/file"
 check "  ... its twin: the times set, in the upper file" "$RC $(date -r "$OV/upper/d5/file" +%F)" "0 2001-02-03"
 umount "$OV/m"
+# The daemon's own files in a layer of a host's overlay: what overlayfs
+# opens below with its owner's credentials is not judged by the rules, but
+# the file's own marks hold there. The audit log's directory as a lower
+# layer under a write rule: its log neither copied up nor read; a file of
+# the other lower layer copied up beside it (control).
+L=$SH_TMP/ovl
+mkdir -p "$L/lower" "$L/upper" "$L/work" "$L/m" && echo lower >"$L/lower/plain"
+mount -t overlay overlay -o "lowerdir=$L/lower:$(dirname "$AUDIT"),upperdir=$L/upper,workdir=$L/work" "$L/m"
+mark
+try_in_tree twallov open "$L/m/plain" w
+check "  ... a file beside the daemon's log in a host's overlay: copied up (control)" \
+	"$OUT $(ls "$L/upper" | tr '\n' ' ')" "ok plain "
+try_in_tree twallov open "$L/m/${AUDIT##*/}" append
+check "  ... the daemon's audit log in a lower layer: not copied up" \
+	"$OUT $(ls "$L/upper" | tr '\n' ' ')" "err EPERM plain "
+expect "  ... its copy-up" '.policy == "twallov" and .hook == "file"' "sharnessd is protected"
+try_in_tree twallov open "$L/m/${AUDIT##*/}" r
+check "  ... nor read" "$OUT" "err EPERM"
+umount "$L/m"
 
 # ---- 8. kernel interfaces that run code outside the tree -------------------
 echo "-- kernel knobs (${SECONDS}s)"
