@@ -207,7 +207,7 @@ unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "  UNIT      $$t"; SH_TEST_DATA=tests/unit/data $$t; done
 
 # The build a daemon of this tree must take over from with no moment
-# unenforced (tests/vm/t_handover.sh): the last release whose ring records
+# unenforced (tests/vm/t_package.sh, its upgrade): the last release whose ring records
 # were whole 4 KiB structs. Built from git history; without it, vmtest
 # fails rather than skip the handover.
 HANDOVER_FROM ?= aa09d13d44b7513ca409bfe2b0993b9326205641

@@ -135,8 +135,6 @@ else
 fi
 CTL="$CTL --pin-dir $PIN"
 
-# SH_DAEMON: the sharnessd binary start_daemon runs (t_handover starts an
-# older build first).
 # Each start's time, from exec to enforcing (the foreground sharnessd
 # returns then), goes to $SH_STARTS for the suite's summary.
 SH_STARTS=/tmp/sharness-test/starts
@@ -144,10 +142,9 @@ SH_STARTS=/tmp/sharness-test/starts
 # ARGS after it win): a rest's detach costs an emulated guest about ten
 # seconds of CPU, and t_pinned takes rest and wake on purpose.
 start_daemon() {
-	local t0=${EPOCHREALTIME/./} stay=()
-	[ -n "${SH_DAEMON:-}" ] || stay=(--detach-idle never)
-	"${SH_DAEMON:-$SH_BUILD/sharnessd}" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
-		--socket "$SOCK" --pin-dir "$PIN" "${stay[@]}" "$@" 2>>"$SH_TMP/daemon.err"
+	local t0=${EPOCHREALTIME/./}
+	"$SH_BUILD/sharnessd" --policy-dir "$SH_TMP/policies" --audit-log "$AUDIT" \
+		--socket "$SOCK" --pin-dir "$PIN" --detach-idle never "$@" 2>>"$SH_TMP/daemon.err"
 	local rc=$?
 	[ $rc -ne 0 ] || echo "$T $(( (${EPOCHREALTIME/./} - t0) / 1000 ))" >>"$SH_STARTS"
 	if [ $rc -ne 0 ]; then
@@ -340,7 +337,7 @@ unload_all() {
 hand_over() {
 	local why=
 	HANDED_OVER=1
-	if [ -z "$DAEMON_PID" ] || [ -n "${SH_DAEMON:-}" ]; then
+	if [ -z "$DAEMON_PID" ]; then
 		why="no daemon of this build running"
 	elif ! rm -f "$SH_TMP"/policies/*.policy || ! $CTL policy reload >/dev/null 2>&1; then
 		why="the empty reload failed"
@@ -366,7 +363,7 @@ others_gone() { [ -z "$(pgrep -x sharnessd | grep -vx "${DAEMON_PID:-0}")" ]; }
 # (bpf/lib/maps.h), and no use was refused for want of one (which, without
 # preempted judgements, only a buffer not given back can cause) beyond
 # SCRATCH_BUSY_MADE, the refusals a test made so itself. A daemon of an
-# older build (t_handover's) has no such counts.
+# older build (t_package's release before) has no such counts.
 SCRATCH_BUSY_MADE=0
 scratch_guard() {
 	local b l

@@ -34,6 +34,10 @@ same() { cmp -s "$1" "$2" && echo same || echo differs; }
 # systemd's tools are recording stand-ins. deb-systemd-invoke's restart
 # does what systemd's does for the unit: the running daemon ($OLD_PID)
 # stops, and the packaged one starts (its start returns once enforcing).
+# In between, with no daemon running, it waits for three more of the
+# upgrade's tree's attempts ($UP/verdicts, below; their count before in
+# $UP/down).
+UP=$SH_TMP/up
 mkdir -p "$SH_TMP/ctl" "$SH_TMP/stubs"
 for c in deb-systemd-helper deb-systemd-invoke systemctl; do
 	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$c" "$SH_TMP" >"$SH_TMP/stubs/$c"
@@ -44,6 +48,9 @@ cat >>"$SH_TMP/stubs/deb-systemd-invoke" <<STUB
 kill -TERM "\$OLD_PID"
 i=0
 while kill -0 "\$OLD_PID" 2>/dev/null; do i=\$((i + 1)); [ \$i -lt 600 ] || exit 1; sleep 0.1; done
+n=\$(grep -c . "$UP/verdicts")
+echo "\$n" >"$UP/down"
+while [ "\$(grep -c . "$UP/verdicts")" -lt \$((n + 3)) ]; do i=\$((i + 1)); [ \$i -lt 1200 ] || exit 1; sleep 0.1; done
 exec "$PD" --policy-dir "$POL" --audit-log "$AUDIT" --socket "$SOCK" --pin-dir "$PIN" 2>>"$SH_TMP/daemon.err"
 STUB
 chmod +x "$SH_TMP/stubs"/*
@@ -64,7 +71,7 @@ check "postinst: no unit started without systemd" "$(grep -c 'deb-systemd-invoke
 
 # ---- an upgrade as dpkg does it, over a live tree -------------------------
 # The release before, packaged: this package with the previous build's
-# binaries and shipped policies (t_handover's, built from git history:
+# binaries and shipped policies (HANDOVER_FROM's, built from git history:
 # its daemon reads none of this release's new keys), as 0.8.0~prev.
 PREV=$SH_BUILD/prev
 if ! [ -x "$PREV/sharnessd" ] || ! [ -d "$PREV/src/policies" ]; then
@@ -112,8 +119,12 @@ check "the release before's sharnessd starts on its shipped policies" "$?" 0
 DAEMON_PID=$(counter pid)
 
 # Its tree tries an exec demo.policy refuses until told to stop, one exit
-# status a line (126: refused), a tenth of a second apart.
-U=$SH_TMP/up
+# status a line (126: refused), a tenth of a second apart (a read that
+# times out on a FIFO, no fork). While no daemon runs, the old build's
+# records (4 KiB each, whole structs) wait in its 4 MiB ring, which holds
+# about 990: paced, a gap of over a minute between the daemons fits,
+# however slowly the guest loads the new one.
+U=$UP
 mkdir -p "$U"
 mkfifo "$U/pace"
 $PCTL run --policy demo -- /usr/bin/bash -c \
@@ -150,6 +161,9 @@ DAEMON_PID=$(counter pid)
 check "... the daemon now running is this release's" "$(same "/proc/$DAEMON_PID/exe" "$NEW/usr/sbin/sharnessd")" same
 check "... it adopted the pinned state" \
 	"$(field adopted "$(last_event daemon-start)")" 1
+down=$(cat "$U/down" 2>/dev/null)
+check "... between the daemons, its tree tried three times more: refused" \
+	"$(sed -n "$((down + 1)),$((down + 3))p" "$U/verdicts" | tr '\n' ' ')" "126 126 126 "
 n=$(verdicts)
 wait_until more
 touch "$U/stop"
@@ -162,6 +176,13 @@ logged() { exec_refusals /usr/bin/uname; }
 all_logged() { [ "$(logged)" -ge "$total" ]; }
 wait_until all_logged
 check "every refused attempt is logged" "$(logged)" "$total"
+# The old programs' records and the new ones' (sized to their path) read
+# the same.
+check "... none with a damaged path" \
+	"$(jq -c 'select(.event=="violation" and .hook=="exec" and .target!="/usr/bin/uname")' "$AUDIT" | wc -l)" 0
+check "... the new daemon reports the run's end" \
+	"$(jq -c 'select(.event=="run-end")' "$AUDIT" | wc -l)" 1
+check "... one pinned generation left" "$(ls -d "$PIN"/gen-* | wc -l)" 1
 
 check "the packaged binaries are executable" "$([ -x "$PD" ] && [ -x "$ROOT/usr/bin/sharnessctl" ] && echo yes)" yes
 
