@@ -161,8 +161,9 @@ static __always_inline int forbid_file(struct member *m, struct refusal *w, stru
 /*
  * One of the daemon's own files, by the marks of its name; where the
  * file's inode is not its dentry's (6.1's overlayfs opens a layer's file
- * under the overlay's path), by the inode's own mark too (each file of the
- * log's directory carries one): the layer's directory is not seen there.
+ * under the overlay's path), by the inode's own mark too (the files of the
+ * log's directory carry one, within the daemon's limits): the layer's
+ * directory is not seen there (README, "Still open").
  */
 static __always_inline bool daemon_open(struct file *file, struct dentry *dentry, bool write)
 {
