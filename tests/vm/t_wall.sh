@@ -836,8 +836,10 @@ try_in_tree twallov open "$L/m/${AUDIT##*/}" append
 check "  ... the daemon's audit log in a lower layer: not copied up" \
 	"$OUT $(ls "$L/upper" | tr '\n' ' ')" "err EPERM plain "
 expect "  ... its copy-up" '.policy == "twallov" and .hook == "file"' "sharnessd is protected"
+c0=$(counter deny_file)
 try_in_tree twallov open "$L/m/${AUDIT##*/}" r
 check "  ... nor read" "$OUT" "err EPERM"
+counted file "$c0" 1
 umount "$L/m"
 
 # ---- 8. kernel interfaces that run code outside the tree -------------------
