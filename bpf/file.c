@@ -159,16 +159,36 @@ static __always_inline int forbid_file(struct member *m, struct refusal *w, stru
 }
 
 /*
- * One of the daemon's own files, by the marks of its name; where the
- * file's inode is not its dentry's (6.1's overlayfs opens a layer's file
- * under the overlay's path), by the inode's own mark too (the files of the
- * log's directory carry one, within the daemon's limits): the layer's
- * directory is not seen there (README, "Still open").
+ * Refused whatever the policy: a file no path names (-ESTALE), one of the
+ * daemon's own (1), a stacked file whose names could not all be judged
+ * (-EMLINK); else 0.
  */
-static __always_inline bool daemon_open(struct file *file, struct dentry *dentry, bool write)
+static __always_inline int refused_object(struct dentry *dentry, struct vfsmount *mnt,
+					  struct inode *inode, bool write, bool stacked)
 {
-	return daemon_file(dentry, write, false) ||
-	       (file->f_inode != dentry->d_inode && daemon_inode(file->f_inode, write));
+	if (disconnected(dentry, mnt))
+		return -ESTALE;
+	if (daemon_file(dentry, write, false))
+		return 1;
+	return stacked ? stacked_daemon(inode, write) : 0;
+}
+
+/*
+ * The file systems no tree changes, whatever its policy, and bpffs, which
+ * is not read either (a pinned map's contents, `cat` prints them, are the
+ * enforcer's state, tags, marks and keys included): 0 or the hook to
+ * report under. A stacked file's own file system is judged too.
+ */
+static __always_inline __u32 open_knob(struct member *m, struct dentry *dentry,
+				       struct inode *inode, bool write, bool stacked)
+{
+	__u32 knob = 0;
+
+	if (write || dentry->d_sb->s_magic == BPF_FS_MAGIC)
+		knob = forbidden_fs(dentry, m->origin);
+	if (!knob && stacked && (write || inode->i_sb->s_magic == BPF_FS_MAGIC))
+		knob = forbidden_sb(inode->i_sb);
+	return knob;
 }
 
 /*
@@ -186,18 +206,22 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	struct vfsmount *mnt = file->f_path.mnt;
 	struct refusal w = { .hook = SH_HOOK_FILE, .op = op, .op_flags = fflags,
 			     .flags = write ? SH_EVF_WRITE : 0 };
-	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk, dis;
+	struct inode *inode = file->f_inode;
+	/* A stacked file: its inode not its dentry's (stacked_daemon). */
+	bool stacked = inode != dentry->d_inode;
+	bool tmpfile = (fflags & __O_TMPFILE) != 0, blk;
 	__u32 act, mode, knob = 0;
+	int own;
 	struct scratch *s;
 	long len, err;
 
 	count(SH_CNT_HOOK(SH_HOOK_FILE, SH_CNT_CHECK));
 	if (!m->flags)
 		return report(m, 0, &w, SH_WHY_NOPOLICY, 0);
-	if (write && (m->flags & SH_PF_EXEC_PINS) && pinned_file(m, file->f_inode))
+	if (write && (m->flags & SH_PF_EXEC_PINS) && pinned_file(m, inode))
 		return refuse_pinned(m, &w, file, use_d_path);
 	/* The host's POSIX message queues (mq_open): see ipc_permission. */
-	if (host_mqueue(dentry->d_sb)) {
+	if (host_mqueue(dentry->d_sb) || (stacked && host_mqueue(inode->i_sb))) {
 		w.hook = SH_HOOK_IPC;
 		return forbid_file(m, &w, file, use_d_path);
 	}
@@ -206,26 +230,22 @@ static __always_inline int __judge_open(struct member *m, struct file *file, __u
 	 * is judged where it is used (exec, mmap, kill, ptrace). */
 	if (mnt->mnt_flags & MNT_INTERNAL)
 		return 0;
-	/* Refused whatever the policy: a file no path names, or one of the
-	 * daemon's own. */
-	dis = disconnected(dentry, mnt);
-	if (dis || daemon_open(file, dentry, write)) {
+	own = refused_object(dentry, mnt, inode, write, stacked);
+	if (own) {
 		s = get_scratch(m);
 		if (!s)
 			return no_scratch(m, &w);
 		len = name_file(s, file, dentry, mnt, use_d_path);
-		s->err = dis ? -ESTALE : 0;
-		return report(m, s, &w, dis ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED, len);
+		s->err = own < 0 ? own : 0;
+		return report(m, s, &w, own < 0 ? SH_WHY_UNRESOLVED : SH_WHY_PROTECTED, len);
 	}
 	/* A device node other than the harmless ones is judged by `device`
 	 * rules: a disk holds the raw bytes under every file rule. */
-	mode = file->f_inode->i_mode;
+	mode = inode->i_mode;
 	blk = ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR) &&
-	      !device_by_default(file->f_inode, op, m->origin);
-	/* bpffs is not read either: a pinned map's contents (`cat` prints
-	 * them) are the enforcer's state, tags, marks and keys included. */
-	if (!blk && (write || dentry->d_sb->s_magic == BPF_FS_MAGIC))
-		knob = forbidden_fs(dentry, m->origin);
+	      !device_by_default(inode, op, m->origin);
+	if (!blk)
+		knob = open_knob(m, dentry, inode, write, stacked);
 	/* No rule can decide; or overlayfs opens a file of its layers
 	 * (member.h), the tree's own open judged by the overlay's path. */
 	if (!knob && !blk && ((!(m->flags & SH_PF_FILE_DENY) &&

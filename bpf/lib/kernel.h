@@ -32,6 +32,7 @@
 #define EAGAIN 11
 #define ENOMEM 12
 #define EXDEV 18
+#define EMLINK 31
 #define ENAMETOOLONG 36
 #define ESTALE 116
 

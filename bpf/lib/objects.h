@@ -53,19 +53,22 @@ static __always_inline bool maybe_protected(__u64 ino, __u32 dev)
 	return !word || ((*word >> (h & 63)) & 1);
 }
 
-static __always_inline __u32 protection(struct inode *inode)
+static __always_inline __u32 protection_of(__u64 ino, __u32 dev)
 {
-	struct sh_inode_key k = {};
+	struct sh_inode_key k = { .ino = ino, .dev = dev };
 	__u32 *v;
 
-	if (!inode)
-		return 0;
-	k.ino = inode->i_ino;
-	k.dev = inode->i_sb->s_dev;
 	if (!maybe_protected(k.ino, k.dev))
 		return 0;
 	v = bpf_map_lookup_elem(&protected_inodes, &k);
 	return v ? *v : 0;
+}
+
+static __always_inline __u32 protection(struct inode *inode)
+{
+	if (!inode)
+		return 0;
+	return protection_of(inode->i_ino, inode->i_sb->s_dev);
 }
 
 /* The daemon's own file by its inode's own mark alone (daemon_file's
@@ -98,6 +101,97 @@ static __always_inline bool daemon_file(struct dentry *d, bool write, bool renam
 	if ((own & SH_PROT_WRITE) || (rename && (own & SH_PROT_NAME)))
 		return true;
 	return protection(d->d_parent->d_inode) & SH_PROT_WRITE;
+}
+
+/* Names of a stacked file's inode judged at most (stacked_daemon): a
+ * busybox image's one inode has some 400. */
+#define SH_STACKED_NAMES 1024
+
+/* One step through a stacked file's names (stacked_daemon): the offsets
+ * resolved by the calling program (kernel.h: no CO-RE in a callback). */
+struct names_walk {
+	void *node;             /* struct hlist_node *: the name's d_u.d_alias */
+	void *inode;            /* the file's inode */
+	__u32 want;             /* the directory marks that refuse */
+	int ret;                /* 1: refused; -ESTALE: a name not judged */
+	__u16 off_alias;        /* struct dentry: d_u.d_alias */
+	__u16 off_d_parent;     /* struct dentry */
+	__u16 off_d_inode;      /* struct dentry */
+	__u16 off_i_ino;        /* struct inode */
+	__u16 off_i_sb;         /* struct inode */
+	__u16 off_s_dev;        /* struct super_block */
+	__u16 off_next;         /* struct hlist_node */
+};
+
+static __always_inline void *peek(void *base, __u32 off)
+{
+	void *p = 0;
+
+	bpf_probe_read_kernel(&p, sizeof(p), base + off);
+	return p;
+}
+
+static long names_step(__u32 i, void *data)
+{
+	struct names_walk *w = data;
+	void *d = w->node - w->off_alias, *up, *dir, *sb;
+	__u64 ino = 0;
+	__u32 dev = 0;
+
+	if (!w->node)
+		return 1;
+	up = peek(d, w->off_d_parent);
+	dir = up == d ? 0 : peek(up, w->off_d_inode);
+	sb = peek(dir, w->off_i_sb);
+	bpf_probe_read_kernel(&ino, sizeof(ino), dir + w->off_i_ino);
+	bpf_probe_read_kernel(&dev, sizeof(dev), sb + w->off_s_dev);
+	w->node = peek(w->node, w->off_next);
+	/* Its own parent (disconnected: its directory not known), or a name
+	 * dropped while it was read (its inode cleared before it leaves the
+	 * list, whose rest is then not known): not judged, refused. */
+	if (!dir || !sb || peek(d, w->off_d_inode) != w->inode) {
+		w->ret = -ESTALE;
+		return 1;
+	}
+	if (protection_of(ino, dev) & w->want) {
+		w->ret = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * 6.1's overlayfs opens a file of its layers under the overlay's path
+ * (open_with_fake_path): the file's inode is the layer's, its dentry the
+ * overlay's, which carries none of the daemon's marks. They are judged on
+ * what the kernel resolved: the inode's own mark, and its directory's
+ * marks through each name the inode has in the dentry cache (the layer's
+ * among them: the overlay holds it; a hard link's too). 1: the daemon's;
+ * 0: not; -ESTALE: a name whose directory is not known; -EMLINK: more
+ * names than are judged. Both refused as unresolved: the directory the
+ * overlay used may be among the rest.
+ */
+static __always_inline int stacked_daemon(struct inode *inode, bool write)
+{
+	struct names_walk w = {
+		.inode = inode,
+		.want = write ? SH_PROT_WRITE : SH_PROT_READ_IN,
+		.off_alias = bpf_core_field_offset(struct dentry, d_u.d_alias),
+		.off_d_parent = bpf_core_field_offset(struct dentry, d_parent),
+		.off_d_inode = bpf_core_field_offset(struct dentry, d_inode),
+		.off_i_ino = bpf_core_field_offset(struct inode, i_ino),
+		.off_i_sb = bpf_core_field_offset(struct inode, i_sb),
+		.off_s_dev = bpf_core_field_offset(struct super_block, s_dev),
+		.off_next = bpf_core_field_offset(struct hlist_node, next),
+	};
+
+	if (!nprotected)
+		return 0;
+	if (daemon_inode(inode, write))
+		return 1;
+	w.node = BPF_CORE_READ(inode, i_dentry.first);
+	bpf_loop(SH_STACKED_NAMES, names_step, &w, 0);
+	return w.ret ?: w.node ? -EMLINK : 0;
 }
 
 /*
@@ -319,21 +413,30 @@ static __always_inline bool proc_write_forbidden(struct dentry *d, __u64 origin)
 
 /* May a tree change (write, create, remove, set attributes of) this dentry's
  * file system at all? 0, or the hook to report the refusal under. */
-static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
+/* The part of forbidden_fs a super block alone decides. */
+static __always_inline __u32 forbidden_sb(struct super_block *sb)
 {
-	unsigned long magic = dentry->d_sb->s_magic;
+	unsigned long magic = sb->s_magic;
 
 	if (protected_sb(magic))
 		return SH_HOOK_CGROUP;
 	/* The host's POSIX message queues, reached by path (/dev/mqueue):
 	 * no chmod, chown, times or removal of them either. */
-	if (host_mqueue(dentry->d_sb))
+	if (host_mqueue(sb))
 		return SH_HOOK_IPC;
 	if (knob_sb(magic))
 		return SH_HOOK_FILE;
-	if (magic == PROC_SUPER_MAGIC && proc_write_forbidden(dentry, origin))
-		return SH_HOOK_FILE;
 	return 0;
+}
+
+static __always_inline __u32 forbidden_fs(struct dentry *dentry, __u64 origin)
+{
+	__u32 knob = forbidden_sb(dentry->d_sb);
+
+	if (!knob && dentry->d_sb->s_magic == PROC_SUPER_MAGIC &&
+	    proc_write_forbidden(dentry, origin))
+		knob = SH_HOOK_FILE;
+	return knob;
 }
 
 #endif

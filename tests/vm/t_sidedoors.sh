@@ -438,6 +438,19 @@ check "read of the enforcer's pinned .bss map: refused" "$OUT" "err EPERM"
 expect_ev "bpffs read"
 try_outside open "${PINM:-$PIN/none}" r
 check "outside: the pinned map opens for reading" "$OUT" ok
+# The same map in a layer of a host's overlay (6.1 opens it under the
+# overlay's path): the file's own file system decides.
+mkdir -p "$SH_TMP/bov/empty" "$SH_TMP/bov/m"
+mount -t overlay overlay -o "lowerdir=$SH_TMP/bov/empty:$(dirname "$PINM")" "$SH_TMP/bov/m"
+check "a host's overlay with the pinned state as a layer" "$?" 0
+try_outside open "$SH_TMP/bov/m/${PINM##*/}" r
+check "outside: the pinned map opens for reading through it" "$OUT" ok
+mark cgroup open   # (6.12 names the map from the overlay's private mount)
+try_in_tree tsd open "$SH_TMP/bov/m/${PINM##*/}" r
+check "read of the pinned map through the overlay: refused" "$OUT" "err EPERM"
+expect_ev "bpffs read through an overlay"
+check_match "  ... its record names the map" "$(field target "$EV")" "/${PINM##*/}\$"
+umount "$SH_TMP/bov/m"
 # What a restarted daemon judges before it resumes the programs (the
 # build mark, the link pins on their hooks): a tree can neither take the
 # mark away nor swap two link pins; outside, the operator can (and swaps
@@ -472,7 +485,7 @@ check "clone3(CLONE_INTO_CGROUP) in the tree: refused" "$OUT" "err EPERM"
 expect_ev "clone3(CLONE_INTO_CGROUP)"
 esc_out clone-into-cgroup "$OTHER"
 check "outside: clone3(CLONE_INTO_CGROUP) works" "$OUT" ok
-check_counter cgroup $((c0 + 9))
+check_counter cgroup $((c0 + 10))
 
 # Moving itself into another cgroup the way a shell does; afterwards it is
 # still held. (The shell's O_CREAT also reaches the create hook, which the

@@ -841,6 +841,33 @@ try_in_tree twallov open "$L/m/${AUDIT##*/}" r
 check "  ... nor read" "$OUT" "err EPERM"
 counted file "$c0" 1
 umount "$L/m"
+# 6.1 opens a layer's file under the overlay's path: its directories are
+# judged through the names its inode has in the dentry cache, 1,024 at
+# most. A file with 400 names (a busybox image's) is read; one with 1,025,
+# refused there as unresolved (6.12 opens it by its own path: read).
+echo many >"$L/lower/many"
+python3 - "$L/lower" <<'PY'
+import os, sys
+d = sys.argv[1]
+for base, n in (("plain", 400), ("many", 1025)):
+    for i in range(2, n + 1):
+        os.link("%s/%s" % (d, base), "%s/%s.%d" % (d, base, i))
+        os.stat("%s/%s.%d" % (d, base, i))
+PY
+mkdir -p "$L/empty" && mount -t overlay overlay -o "lowerdir=$L/empty:$L/lower" "$L/m"
+mark
+try_in_tree twallov open "$L/m/plain.400" r
+check "  ... a layer's file with 400 names, read through the overlay" "$OUT" ok
+try_in_tree twallov open "$L/m/many" r
+KVER=$(uname -r)
+if [ "$(printf '%s\n' 6.6 "$KVER" | sort -V | head -1)" != 6.6 ]; then   # before backing files
+	check "  ... one with 1,025: refused on $KVER" "$OUT" "err EPERM"
+	expect "  ... as unresolved" ".target == \"$L/m/many\" and .path_error == -31" "path unresolved"
+else
+	check "  ... one with 1,025: read on $KVER (opened by its own path)" "$OUT" ok
+fi
+umount "$L/m"
+find "$L/lower" -name 'plain.*' -delete -o -name 'many*' -delete
 
 # ---- 8. kernel interfaces that run code outside the tree -------------------
 echo "-- kernel knobs (${SECONDS}s)"
@@ -1237,6 +1264,18 @@ wait_until is_marked "$LOGDIR/old.139" yes
 check "the newest of them is marked" "$(marked_ino "$LOGDIR/old.139")" yes
 check "the oldest is not" "$(marked_ino "$LOGDIR/old.0")" no
 check "the oldest is refused all the same, by the directory's mark" "$(rdo "$LOGDIR/old.0")" "err EPERM"
+# ... and through a host's overlay with the log's directory as a layer
+# (6.1 opens it under the overlay's path: the mark of the file's own
+# directory is judged all the same).
+mount -t overlay overlay -o "lowerdir=$SH_TMP/ovl/lower:$LOGDIR" "$SH_TMP/ovl/m"
+c0=$(counter deny_file)
+mark
+check "  ... and through a host's overlay" "$(rdo "$SH_TMP/ovl/m/old.0")" "err EPERM"
+# (6.12 names the layer's file from its private mount: /old.0.)
+expect "  ... its record" '.target | endswith("/old.0")' "sharnessd is protected"
+check "  ... the other layer's file read through it (control)" "$(rdo "$SH_TMP/ovl/m/plain")" ok
+counted file "$c0" 1
+umount "$SH_TMP/ovl/m"
 check "the rotated log, newer than those, keeps its mark" "$(marked_ino "$AUDIT.1")" yes
 read -r _ _ marked < <(filter_state)
 check "the marks fill the map" "$marked" 128
