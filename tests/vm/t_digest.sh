@@ -28,8 +28,14 @@ FSRC=$SH_TMP/fuse-src FUSE=$W/fuse
 mkdir -p "$FSRC" "$FUSE"
 cp /usr/bin/true "$FSRC/tool"
 echo plain >"$FSRC/plain"
+# A host's overlay (a container image's layers), its file pinned.
+OV=$SH_TMP/ovd
+mkdir -p "$OV/lower" "$OV/upper" "$OV/work" "$OV/m"
+cp /usr/bin/true "$OV/lower/tool"
+mount -t overlay overlay -o "lowerdir=$OV/lower,upperdir=$OV/upper,workdir=$OV/work" "$OV/m" ||
+	fail "a host's overlay mounts on $OV/m"
 if bindfs -o use_ino,negative_timeout=60,entry_timeout=0,attr_timeout=0 "$FSRC" "$FUSE"; then
-	trap 'umount -l "$FUSE" 2>/dev/null; cleanup' EXIT
+	trap 'umount -l "$FUSE" "$OV/m" 2>/dev/null; cleanup' EXIT
 else
 	fail "bindfs mounts $FUSE (tools/setup installs bindfs)"
 fi
@@ -48,6 +54,7 @@ allow = $W/held sha256:$HT
 allow = $W/lnk sha256:$HT
 allow = $EXT/bin sha256:$HT
 allow = $FUSE/tool sha256:$HT
+allow = $OV/m/tool sha256:$HT
 [file]
 write = $W/
 P
@@ -114,6 +121,24 @@ expect_digest "replaced by the tree" "$W/tool" "$HF"
 check "  ... the record was not repinned" "${F[repinned]-none}" none
 run_outside "$W/tool"
 check "outside: the replaced file runs (it is false now)" "$RC" 1
+
+# The pinned file of a host's overlay: judged by the overlay's inode. The
+# tree cannot write it; an outsider's write through the overlay (a copy-up
+# with other content) is found at the next exec; put back, it runs.
+try_in_tree tdig exec "$OV/m/tool"
+check "a pinned file of a host's overlay runs" "$RC $OUT" "0 "
+try_in_tree tdig open "$OV/m/tool" w
+check "  ... the tree opens it for writing: refused" "$OUT $(ls "$OV/upper")" "err EPERM "
+check "  ... recorded" \
+	"$(audit_wait ".op == \"open\" and .target == \"$OV/m/tool\" and .reason == \"pinned executable\"")" 1
+cp /usr/bin/false "$OV/m/tool"
+try_in_tree tdig exec "$OV/m/tool"
+check "  ... an outsider writes other content through the overlay: refused" \
+	"$OUT $(ls "$OV/upper")" "err EPERM tool"
+expect_digest "  ... written through the overlay" "$OV/m/tool" "$HF"
+cp /usr/bin/true "$OV/m/tool"
+try_in_tree tdig exec "$OV/m/tool"
+check "  ... put back with the pinned content: it runs" "$RC $OUT" "0 "
 
 # An outsider swaps a binary between runs (the tree cannot write there).
 cp /usr/bin/false "$EXT/bin"
@@ -189,7 +214,7 @@ check "  ... recorded" \
 exec 7>&-
 try_in_tree tdig exec "$W/held"
 check "  ... once closed, it runs" "$RC $OUT" "0 "
-check "kernel counter deny_exec: one per refusal" "$(( $(counter deny_exec) - c0 ))" 4
+check "kernel counter deny_exec: one per refusal" "$(( $(counter deny_exec) - c0 ))" 5
 
 # Mapped as code: judged as the exec is.
 run_in_tree tdig "$WALL" mmap-exec "$W/tool" 1
