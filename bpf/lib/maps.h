@@ -19,6 +19,16 @@
 #include "sharness.h"
 #include "kernel.h"
 
+/* A pointer at base + off, read as memory (NULL where it cannot be): for
+ * bpf_loop callbacks, whose offsets the calling program resolved. */
+static __always_inline void *read_ptr(void *base, __u32 off)
+{
+	void *p = 0;
+
+	bpf_probe_read_kernel(&p, sizeof(p), base + off);
+	return p;
+}
+
 #define SH_PATH_MASK (SH_EVENT_PATH_MAX - 1)
 
 /*

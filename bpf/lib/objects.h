@@ -123,33 +123,27 @@ struct names_walk {
 	__u16 off_next;         /* struct hlist_node */
 };
 
-static __always_inline void *peek(void *base, __u32 off)
-{
-	void *p = 0;
-
-	bpf_probe_read_kernel(&p, sizeof(p), base + off);
-	return p;
-}
-
 static long names_step(__u32 i, void *data)
 {
 	struct names_walk *w = data;
 	void *d = w->node - w->off_alias, *up, *dir, *sb;
 	__u64 ino = 0;
 	__u32 dev = 0;
+	long err;
 
 	if (!w->node)
 		return 1;
-	up = peek(d, w->off_d_parent);
-	dir = up == d ? 0 : peek(up, w->off_d_inode);
-	sb = peek(dir, w->off_i_sb);
-	bpf_probe_read_kernel(&ino, sizeof(ino), dir + w->off_i_ino);
-	bpf_probe_read_kernel(&dev, sizeof(dev), sb + w->off_s_dev);
-	w->node = peek(w->node, w->off_next);
-	/* Its own parent (disconnected: its directory not known), or a name
+	up = read_ptr(d, w->off_d_parent);
+	dir = up == d ? 0 : read_ptr(up, w->off_d_inode);
+	sb = read_ptr(dir, w->off_i_sb);
+	err = bpf_probe_read_kernel(&ino, sizeof(ino), dir + w->off_i_ino) |
+	      bpf_probe_read_kernel(&dev, sizeof(dev), sb + w->off_s_dev);
+	w->node = read_ptr(w->node, w->off_next);
+	/* Its own parent (disconnected: its directory not known), a name
 	 * dropped while it was read (its inode cleared before it leaves the
-	 * list, whose rest is then not known): not judged, refused. */
-	if (!dir || !sb || peek(d, w->off_d_inode) != w->inode) {
+	 * list, whose rest is then not known), or a read that failed: not
+	 * judged, refused. */
+	if (!dir || !sb || err || read_ptr(d, w->off_d_inode) != w->inode) {
 		w->ret = -ESTALE;
 		return 1;
 	}

@@ -53,14 +53,6 @@ struct walk {
 	__u16 off_d_name;       /* struct dentry: d_name.name */
 };
 
-static __always_inline void *read_ptr(void *base, __u32 off)
-{
-	void *p = 0;
-
-	bpf_probe_read_kernel(&p, sizeof(p), base + off);
-	return p;
-}
-
 /*
  * How the names of a file system compare (fold_offs.mode): by bytes; in
  * casefold directories only (ext4 or f2fs with an encoding: a directory
