@@ -51,7 +51,7 @@ container() {
 # Two patterns: runc's and crun's containers (ct-*), podman's (its
 # cgroupfs manager's libpod-ID under pm/; the README's class).
 policy() { # entry|exec
-	printf '[policy]\nname = ct\ncgroup = %s/ct-*\ncgroup = %s/pm/libpod-[0-9a-f][0-9a-f]*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\nallow = /opt/hold\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\n' \
+	printf '[policy]\nname = ct\ncgroup = %s/ct-*\ncgroup = %s/pm/libpod-[0-9a-f][0-9a-f]*\nheld-from = %s\npaths = container\n[exec]\nallow = /bin/busybox\nallow = /opt/hold\n[file]\nwrite = /dev/shm/\nwrite = /dev/null\nwrite = /work/w/\n' \
 		"$D" "$D" "$1" >"$P/ct.policy"
 }
 
@@ -278,6 +278,37 @@ out=$(podman_run pmhook --annotation org.sharness.policy=ct)
 held "podman: an annotated container held through hooks.d and the hook" "$(cat "$SH_TMP/cg")" "$d0" "$out"
 check "... the tag recorded as a container's" \
 	"$(jq -c --arg cg "$D/$(cat "$SH_TMP/cg")" 'select(.event == "tag" and .cgroup == $cg and .runtime_pid > 1)' "$AUDIT" | wc -l)" 1
+
+# podman on its default storage driver, overlay: the bundle's root
+# imported as an image, the container's root an overlay podman mounts over
+# the image's layer. The held container writes where its policy lets it,
+# through the overlay (a file of the image appended, a directory made in
+# one of the image's: overlayfs copies them up below, with the mounter's
+# credentials, in the container's task), and is refused the exec and the
+# write it is refused on vfs; the image's layer is left as it was.
+mkdir -p "$B/rootfs/work/w" && echo x >"$B/rootfs/work/w/old"
+PMO=(podman --root "$SH_TMP/pmo/root" --runroot "$SH_TMP/pmo/run" --storage-driver overlay
+	--cgroup-manager cgroupfs --events-backend file --network-config-dir "$SH_TMP/pm/net"
+	--tmpdir "$SH_TMP/pm/tmp")
+tar -C "$B/rootfs" -c . | "${PMO[@]}" import -q - localhost/sh-ct >/dev/null 2>&1
+check "podman, overlay driver: the bundle's root imported as an image" "$?" 0
+OCMD='exec 2>/dev/null; while read -r _ m t _; do [ "$m" = / ] && r=$t; done </proc/mounts; /opt/true && t=ok || t=EPERM; echo x >/work/f && w=ok || w=EPERM; echo y >>/work/w/old && a=ok || a=EPERM; mkdir /work/w/d && echo z >/work/w/d/f && m=ok || m=EPERM; echo "$(echo $(cat /work/w/old /work/w/d/f)) root=$r true=$t write=$w append=$a mkdir=$m"'
+rm -f "$SH_TMP/cid"
+d0=$(counter deny_exec)
+out=$(timeout 120 "${PMO[@]}" run --rm --network none --cidfile "$SH_TMP/cid" \
+	--cgroup-parent /t_container/pm localhost/sh-ct sh -c "$OCMD" 2>&1)
+rc=$?
+cg=$D/pm/libpod-$(cat "$SH_TMP/cid" 2>/dev/null)
+check "podman, overlay driver: a held container appends to an image's file and makes a directory where its policy lets it; its exec and its other write refused" \
+	"$out rc=$rc" "x y z root=overlay true=EPERM write=EPERM append=ok mkdir=ok rc=0"
+check "... one exec refused, counted by the programs" "$(($(counter deny_exec) - d0))" 1
+check "... the write's record names the file as the container sees it" \
+	"$(audit_wait ".policy == \"ct\" and .hook == \"file\" and .cgroup == \"$cg\" and .target == \"/work/f\"")" 1
+check "... nothing else refused: the copy-ups below are not the container's" \
+	"$(audit_count ".cgroup == \"$cg\"")" 2
+up=$("${PMO[@]}" image inspect --format '{{.GraphDriver.Data.UpperDir}}' localhost/sh-ct)
+check "... the image's layer as it was" "$(cat "$up/work/w/old") $(ls "$up/work/w")" "x old"
+"${PMO[@]}" rmi -f localhost/sh-ct >/dev/null 2>&1
 stop_daemon
 out=$(hooked down1 down-1 ct)
 check_match "with the daemon stopped, an annotated container does not start" \
