@@ -840,6 +840,32 @@ c0=$(counter deny_file)
 try_in_tree twallov open "$L/m/${AUDIT##*/}" r
 check "  ... nor read" "$OUT" "err EPERM"
 counted file "$c0" 1
+# The same object by the other ways to an open: io_uring's openat, in the
+# task and in a kernel worker, and a descriptor with no open of its own
+# (O_PATH) opened again through /proc/self/fd; the file beside it read
+# each way (control).
+echo go >"$SH_TMP/go.line"
+c0=$(counter deny_file)
+mark
+for how in inline async; do
+	run_in_tree twallov "$SH_BUILD/tests/vm/escape" uring $how open "$L/m/${AUDIT##*/}" r
+	check "  ... nor read through io_uring ($how)" "$OUT" "err EPERM"
+	run_in_tree twallov "$SH_BUILD/tests/vm/escape" uring $how open "$L/m/plain" r
+	check "  ... the file beside it read through io_uring ($how)" "$OUT" ok
+done
+ro=()
+for f in "${AUDIT##*/}" plain; do
+	$CTL run --policy twallov -- "$WALL" opath-reopen "$L/m/$f" "$SH_TMP/go.line" >"$SH_TMP/reopen.out" 2>&1
+	ro+=("$(sed -n 2p "$SH_TMP/reopen.out")")
+done
+check "  ... nor opened again through /proc/self/fd from O_PATH; the file beside it is" \
+	"${ro[*]}" "err EPERM ok"
+# (6.12 names the layer's file from the overlay's private mount: the
+# name's end is matched.)
+lf=".policy == \"twallov\" and .hook == \"file\" and (.target | endswith(\"/${AUDIT##*/}\"))"
+expect "  ... each way" "$lf" "sharnessd is protected"
+check "  ... each way recorded" "$(audit_select "$lf" "$((LOGMARK + 1))" | wc -l)" 3
+counted file "$c0" 3
 umount "$L/m"
 # 6.1 opens a layer's file under the overlay's path: its directories are
 # judged through the names its inode has in the dentry cache, 1,024 at
