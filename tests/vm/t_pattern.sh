@@ -217,29 +217,48 @@ rmdir "$D"/o/* "$D"/o/.job-0 "$D/o" 2>/dev/null
 # A process that entered with a descriptor of another cgroup.procs (which
 # no tree can open itself), and opened a file in the tree (so the programs
 # have seen it there), moves out by it, and its cgroup is removed: its
-# tag stays while it lives (held, not let go by the daemon's tidying), and
-# goes once it has ended.
+# tag stays while it lives (held, not let go by the daemon's tidying),
+# through whole reloads (the removed cgroup judged by the name it was made
+# with), and goes once it has ended. agent@7 is tagged by the programs as
+# it is made; agent@8, made while no pattern was in force, by the reload
+# that brings the pattern back.
+policy
+$CTL policy reload >/dev/null 2>&1
+mkdir "$D/agent@8.service"
+policy "$D/agent@*.service"
+$CTL policy reload >/dev/null 2>&1
 mkdir "$D/agent@7.service"
-id7=$(stat -c %i "$D/agent@7.service")
-mkfifo "$SH_TMP/go7"
-/usr/bin/bash -c "exec 3>$D/other.service/cgroup.procs
-echo \$\$ >$D/agent@7.service/cgroup.procs && exec 4</dev/null && echo \$\$ >&3 &&
-read -r _ <$SH_TMP/go7 && $BOTH" \
-	>"$SH_TMP/out7" 2>&1 &
-p7=$!
-in_other() { grep -qx "0::/t_pattern/other.service" "/proc/$p7/cgroup" 2>/dev/null; }
-wait_until in_other
-check "a member moves itself out by a descriptor opened before it entered" "$(in_other && echo out)" out
-rmdir "$D/agent@7.service"
-check "... its cgroup removed, status tidies the tags" "$($CTL status >/dev/null; echo $?)" 0
-tag7() { bpftool -j map dump pinned "$(ls -d "$PIN"/gen-*/ | tail -n 1)map_tags" 2>/dev/null |
-	jq --argjson id "$id7" '[.[] | select(.key == $id or (.formatted.key? // -1) == $id)] | length'; }
-check "... the tag of the removed cgroup stays while the process lives" "$(tag7)" 1
-echo go >"$SH_TMP/go7"
-wait "$p7"
-check "... and still holds it: its disallowed exec refused" "$(cat "$SH_TMP/out7")" "id=EPERM true=ok"
+declare -A idn pid
+for n in 7 8; do
+	idn[$n]=$(stat -c %i "$D/agent@$n.service")
+	mkfifo "$SH_TMP/go$n"
+	/usr/bin/bash -c "exec 3>$D/other.service/cgroup.procs
+echo \$\$ >$D/agent@$n.service/cgroup.procs && exec 4</dev/null && echo \$\$ >&3 &&
+read -r _ <$SH_TMP/go$n && $BOTH" \
+		>"$SH_TMP/out$n" 2>&1 &
+	pid[$n]=$!
+done
+in_other() { grep -qx "0::/t_pattern/other.service" "/proc/${pid[$1]}/cgroup" 2>/dev/null; }
+wait_until in_other 7 && wait_until in_other 8
+check "members move themselves out by a descriptor opened before they entered" \
+	"$(in_other 7 && in_other 8 && echo out)" out
+rmdir "$D/agent@7.service" "$D/agent@8.service"
+check "... their cgroups removed, status tidies the tags" "$($CTL status >/dev/null; echo $?)" 0
+tagn() { bpftool -j map dump pinned "$(ls -d "$PIN"/gen-*/ | tail -n 1)map_tags" 2>/dev/null |
+	jq --argjson id "${idn[$1]}" '[.[] | select(.key == $id or (.formatted.key? // -1) == $id)] | length'; }
+check "... the tags of the removed cgroups stay while the processes live" "$(tagn 7) $(tagn 8)" "1 1"
+$CTL policy reload >/dev/null 2>&1 && $CTL policy reload >/dev/null 2>&1
+check "... two whole reloads" "$?" 0
 $CTL status >/dev/null
-check "... once it has ended, the tag goes" "$(tag7)" 0
+check "... the tags still there after them" "$(tagn 7) $(tagn 8)" "1 1"
+for n in 7 8; do
+	echo go >"$SH_TMP/go$n"
+	wait "${pid[$n]}"
+	check "... and still holding agent@$n's: its disallowed exec refused" "$(cat "$SH_TMP/out$n")" \
+		"id=EPERM true=ok"
+done
+$CTL status >/dev/null
+check "... once they have ended, the tags go" "$(tagn 7) $(tagn 8)" "0 0"
 
 # ---- many matches: a reload rewrites each tag once, and ends -------------
 # 300 tags in a 4,096-bucket hash map: some share a bucket, where an update

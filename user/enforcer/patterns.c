@@ -185,24 +185,37 @@ static int creations_done(void)
 	return sh_write_file(path, pid);
 }
 
-/* A pattern tag's policy in slot ns: what the set of nv gives its cgroup,
- * looked up by the path its id has now (0; -errno when it has none: it
- * was removed, and the refresh drops it). */
-static int retag(int fd, uint64_t id, struct sh_cgroup_tag *t, unsigned ns, const struct pat *nv,
-		 int n)
+/*
+ * A pattern tag's policy in slot ns: what the set of nv gives its cgroup
+ * by its path now; once it is removed (a process that left it may still
+ * count it as its tree: drop_unheld), by the name it was made with
+ * (pattern_names), or that forgotten, the same policy's in the new set:
+ * never none by default, which would let such a process go. 0, or -errno.
+ */
+static int retag(struct sh_enforcer *e, uint64_t id, struct sh_cgroup_tag *t, unsigned ns,
+		 const struct pat *nv, int n, const struct sh_policy_set *set)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	uint64_t dir_id;
-	int err = sh_cgroup_path_of(id, path, sizeof(path));
+	struct sh_cgroup_name nm;
+	uint16_t was = t->policy[!ns];
+	const char *held = was < SH_MAX_POLICIES ? e->names[!ns][was] : NULL, *name = NULL;
+	uint64_t parent = 0;
 
-	if (err)
-		return err;
-	sh_dir_of(path, dir, sizeof(dir));
-	err = sh_cgroup_id(dir, &dir_id);
-	if (err)
-		return err;
-	t->policy[ns] = first_match(nv, n, dir_id, strrchr(path, '/') + 1);
-	return bpf_map_update_elem(fd, &id, t, BPF_EXIST) ? -errno : 0;
+	if (!sh_cgroup_path_of(id, path, sizeof(path))) {
+		sh_dir_of(path, dir, sizeof(dir));
+		name = sh_cgroup_id(dir, &parent) ? NULL : strrchr(path, '/') + 1;
+	} else if (!bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.pattern_names), &id, &nm)) {
+		nm.name[sizeof(nm.name) - 1] = 0;
+		parent = nm.parent;
+		name = nm.name;
+	}
+	t->policy[ns] = name ? first_match(nv, n, parent, name) : SH_POLICY_NONE;
+	for (size_t k = 0; !name && held && k < set->n; k++)
+		if (!strcmp(set->pols[k].name, held))
+			t->policy[ns] = (uint16_t)k;
+	if (!bpf_map_update_elem(bpf_map__fd(e->skel->maps.tags), &id, t, BPF_EXIST))
+		return 0;
+	return errno == ENOENT ? 0 : -errno;
 }
 
 static bool in_list(const struct sh_tag_entry *nt, size_t nnt, uint64_t id)
@@ -215,9 +228,12 @@ static bool in_list(const struct sh_tag_entry *nt, size_t nnt, uint64_t id)
 
 /* The untagged matches in the directory of pattern i of nv (and the
  * cgroups of cgroup lines the new list nt drops) tagged for slot ns. */
-static int tag_dir(int fd, unsigned ns, const struct pat *nv, int n, int i, const struct pat *ov,
-		   int on, const struct sh_tag_entry *nt, size_t nnt, struct sh_errors *errs)
+static int tag_dir(struct sh_enforcer *e, unsigned ns, const struct pat *nv, int n, int i,
+		   const struct pat *ov, int on, const struct sh_tag_entry *nt, size_t nnt,
+		   struct sh_errors *errs)
 {
+	int fd = bpf_map__fd(e->skel->maps.tags), names_fd = bpf_map__fd(e->skel->maps.pattern_names);
+	struct sh_cgroup_name nm = { 0 };
 	struct dirent *de;
 	DIR *d = opendir(nv[i].dir);
 	int err = 0;
@@ -256,6 +272,10 @@ static int tag_dir(int fd, unsigned ns, const struct pat *nv, int n, int i, cons
 			err = -errno;
 			sh_errors_add(errs, "cannot tag %s (cgroup pattern): %s", path, strerror(-err));
 		}
+		/* Its name, as the programs keep a match's they tag (retag). */
+		nm.parent = nv[i].parent;
+		if (!err && snprintf(nm.name, sizeof(nm.name), "%s", de->d_name) < (int)sizeof(nm.name))
+			bpf_map_update_elem(names_fd, &id, &nm, BPF_ANY);
 	}
 	closedir(d);
 	return err;
@@ -327,13 +347,15 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		pats_free(ov, on);
 		return err;
 	}
-	for (size_t k = 0; k < nids; k++) {
+	for (size_t k = 0; k < nids && !err; k++) {
 		struct sh_cgroup_tag t;
 
 		if (!bpf_map_lookup_elem(fd, &ids[k], &t) && (t.run_id & SH_TAG_PATTERN))
-			retag(fd, ids[k], &t, ns, nv, n);
+			err = retag(e, ids[k], &t, ns, nv, n, set);
 	}
 	free(ids);
+	if (err)
+		sh_errors_add(errs, "cannot write a cgroup pattern's tag: %s", strerror(-err));
 	/* Then the matches that have no tag yet (made before the set had
 	 * their pattern), and the cgroups a dropped cgroup line named that a
 	 * pattern now matches. */
@@ -343,7 +365,7 @@ int sh_patterns_scan(struct sh_enforcer *e, unsigned ns, const struct sh_policy_
 		for (int j = 0; j < i; j++)
 			seen |= nv[j].parent == nv[i].parent;
 		if (!seen)
-			err = tag_dir(fd, ns, nv, n, i, ov, on, nt, nnt, errs);
+			err = tag_dir(e, ns, nv, n, i, ov, on, nt, nnt, errs);
 	}
 	pats_free(nv, n);
 	pats_free(ov, on);
