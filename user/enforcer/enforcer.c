@@ -275,6 +275,7 @@ int sh_enforcer_wake(struct sh_enforcer *e)
 static void rest(struct sh_enforcer *e)
 {
 	const struct bpf_object_skeleton *s = e->skel->skeleton;
+	int err;
 
 	if (!e->attached || e->ntags || e->skel->bss->ntagged)
 		return;
@@ -291,7 +292,14 @@ static void rest(struct sh_enforcer *e)
 
 		if (!*l)
 			continue;
-		bpf_link__unpin(*l);
+		/* A pin that stays keeps its link ours and attached: the
+		 * next wake links the others beside it (demand.c). */
+		err = bpf_link__unpin(*l);
+		if (err) {
+			sh_log("cannot unpin the link of %s: %s; it stays attached",
+			       bpf_program__name(*s->progs[i].prog), strerror(-err));
+			continue;
+		}
 		e->detaching[e->ndetaching++] = *l;
 		*l = NULL;
 	}
