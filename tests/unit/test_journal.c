@@ -92,9 +92,36 @@ static void test_violation(void **state)
 	assert_true(v && n == 32 && !memcmp(v, SH_JOURNAL_ID_VIOLATION, 32));
 	v = entry_get(&e, "MESSAGE", &n);
 	assert_non_null(v);
+	assert_int_equal(n, strlen("2026-11-30T10:00:00.000000Z agent deny file/open write sh[42] "
+				   "/tmp/a\\x0ab\xef\xbf\xbd (write-outside)"));
 	assert_memory_equal(v, "2026-11-30T10:00:00.000000Z agent deny file/open write sh[42] "
-			    "/tmp/a\nb\xef\xbf\xbd (write-outside)", n);
+			    "/tmp/a\\x0ab\xef\xbf\xbd (write-outside)", n);
 	sh_buf_free(&e);
+}
+
+/* The bytes a tree chooses (a path, a comm) reach a terminal through
+ * `sharnessctl log` and journalctl as MESSAGE: no control character, line
+ * separator or bidirectional control among them, the backslash escaped. */
+static void test_text_escapes(void **state)
+{
+	const char *rec = "{\"time\":\"t\",\"event\":\"violation\",\"policy\":\"p\","
+		"\"action\":\"deny\",\"hook\":\"file\",\"pid\":1,"
+		"\"comm\":\"a\\r\\u001b[2Kb\",\"op\":\"open\","
+		"\"target\":\"/x\\\\y\\u0085\\u202e\\u2028z\\u007f\u00e9\"}";
+	const char *want = "t p deny file/open a\\x0d\\x1b[2Kb[1] /x\\\\y\\u0085\\u202e\\u2028z\\x7f\u00e9";
+	struct sh_jobj o = { 0 };
+	struct sh_buf b;
+
+	(void)state;
+	assert_int_equal(sh_json_parse_flat(rec, strlen(rec), &o), 0);
+	sh_buf_init(&b);
+	sh_audit_text(&b, &o, false);
+	assert_false(b.oom);
+	assert_int_equal(b.len, strlen(want) + 1);
+	assert_memory_equal(b.p, want, strlen(want));
+	assert_int_equal(b.p[b.len - 1], '\n');
+	sh_buf_free(&b);
+	sh_jobj_free(&o);
 }
 
 static void test_not_a_path(void **state)
@@ -132,6 +159,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_violation),
 		cmocka_unit_test(test_not_a_path),
+		cmocka_unit_test(test_text_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

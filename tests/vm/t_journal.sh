@@ -156,6 +156,7 @@ check "journal: SYSLOG_IDENTIFIER" "$(jt SYSLOG_IDENTIFIER)" sharnessd
 check "journal: MESSAGE_ID of a violation" "$(jt MESSAGE_ID)" da73f70e30904673928ed38c82a39071
 logline=$($CTL log --file "$AUDIT" --policy jpol --hook file -n 1 | od -An -tx1 | tr -d ' \n')
 check "journal: MESSAGE is the line sharnessctl log shows" "$(jh MESSAGE)0a" "$logline"
+check_match "journal: ... one line, the path's newline shown as an escape" "$(jt MESSAGE)" '/[^ ]*\\x0a'
 
 # Audit mode: action audit, priority notice.
 n1=$(entries)

@@ -343,6 +343,36 @@ static const char *or_null(const char *s)
 	return s ? s : "(null)";
 }
 
+/*
+ * A value as text for a terminal or the journal's MESSAGE. A path or a
+ * comm is chosen by the tree: its control characters (C0, DEL, C1), the
+ * line and paragraph separators and the bidirectional controls are
+ * written as escapes, and so is the backslash that starts them, so that
+ * no byte of it moves the cursor, ends the line or reorders what follows.
+ */
+static void put_text(struct sh_buf *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)or_null(s); *p; p++) {
+		unsigned cp = 0;
+
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			cp = p[1];
+		else if (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
+					(p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
+			cp = 0x2000 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+		if (cp) {
+			sh_buf_printf(out, "\\u%04x", cp);
+			p += cp < 0x800 ? 1 : 2;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			sh_buf_printf(out, "\\x%02x", *p);
+		} else {
+			if (*p == '\\')
+				sh_buf_putc(out, '\\');
+			sh_buf_putc(out, (char)*p);
+		}
+	}
+}
+
 void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj, bool no_time)
 {
 	const char *ev = sh_jobj_get(obj, "event"), *t = or_null(sh_jobj_get(obj, "time"));
@@ -353,20 +383,40 @@ void sh_audit_text(struct sh_buf *out, const struct sh_jobj *obj, bool no_time)
 	bool sub = op && hook && strcmp(op, hook);
 	char what[96];
 
-	if (!no_time)
-		sh_buf_printf(out, "%s ", t);
+	if (!no_time) {
+		put_text(out, t);
+		sh_buf_putc(out, ' ');
+	}
 	if (!ev || (strcmp(ev, "violation") && strcmp(ev, "learn"))) {
-		sh_buf_printf(out, "-- %s", ev ? ev : "?");
+		sh_buf_puts(out, "-- ");
+		put_text(out, ev ? ev : "?");
 		for (size_t i = 0; i < obj->n; i++)
-			if (strcmp(obj->kv[i].key, "time") && strcmp(obj->kv[i].key, "event"))
-				sh_buf_printf(out, " %s=%s", obj->kv[i].key, obj->kv[i].val);
+			if (strcmp(obj->kv[i].key, "time") && strcmp(obj->kv[i].key, "event")) {
+				sh_buf_putc(out, ' ');
+				put_text(out, obj->kv[i].key);
+				sh_buf_putc(out, '=');
+				put_text(out, obj->kv[i].val);
+			}
 		sh_buf_putc(out, '\n');
 		return;
 	}
 	snprintf(what, sizeof(what), "%s%s%s%s", hook ? hook : "?", sub ? "/" : "", sub ? op : "",
 		 access && !strcmp(access, "write") ? " write" : "");
-	sh_buf_printf(out, "%s %s %s %s[%s] %s%s%s%s\n", pol ? pol : "?",
-		      or_null(sh_jobj_get(obj, "action")), what, comm ? comm : "?", pid ? pid : "?",
-		      or_null(sh_jobj_get(obj, "target")), reason ? " (" : "", reason ? reason : "",
-		      reason ? ")" : "");
+	put_text(out, pol ? pol : "?");
+	sh_buf_putc(out, ' ');
+	put_text(out, sh_jobj_get(obj, "action"));
+	sh_buf_putc(out, ' ');
+	put_text(out, what);
+	sh_buf_putc(out, ' ');
+	put_text(out, comm ? comm : "?");
+	sh_buf_putc(out, '[');
+	put_text(out, pid ? pid : "?");
+	sh_buf_puts(out, "] ");
+	put_text(out, sh_jobj_get(obj, "target"));
+	if (reason) {
+		sh_buf_puts(out, " (");
+		put_text(out, reason);
+		sh_buf_putc(out, ')');
+	}
+	sh_buf_putc(out, '\n');
 }
