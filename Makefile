@@ -64,12 +64,12 @@ objs = $(addprefix $(BUILD)/,$(notdir $(1:.c=.o)))
 
 # What the unit tests link: no BPF skeleton, so neither clang nor bpftool.
 LIB_SRCS := $(wildcard user/lib/*.c user/policy/*.c) user/daemon/journal.c \
-	    user/ctl/learn_gen.c user/ctl/learn_out.c
+	    user/daemon/ratelimit.c user/ctl/learn_gen.c user/ctl/learn_out.c
 # The loader (user/enforcer): built with the skeleton that embeds the BPF object.
 LOADER_SRCS := $(wildcard user/enforcer/*.c)
 LIB_OBJS    := $(call objs,$(LIB_SRCS))
 COMMON_OBJS := $(LIB_OBJS) $(call objs,$(LOADER_SRCS))
-D_SRCS   := $(filter-out user/daemon/journal.c,$(wildcard user/daemon/*.c))
+D_SRCS   := $(filter-out user/daemon/journal.c user/daemon/ratelimit.c,$(wildcard user/daemon/*.c))
 D_OBJS   := $(call objs,$(D_SRCS)) $(COMMON_OBJS)
 CTL_SRCS := $(filter-out user/ctl/learn_gen.c user/ctl/learn_out.c user/ctl/oci_hook.c,$(wildcard user/ctl/*.c))
 CTL_OBJS := $(call objs,$(CTL_SRCS)) $(COMMON_OBJS)

@@ -60,6 +60,37 @@ check_match "suppressed records were written" "$suppressed" '^[1-9][0-9]*$'
 elapsed=$(( $(date +%s) - tstart + 1 ))
 check "at most 10 records per target per second of the run ($elapsed s)" \
 	"$(jq -r 'select(.event=="violation") | .target' "$AUDIT" | sort | uniq -c | awk -v max=$((10 * elapsed)) '$1 > max' | wc -l)" 0
+
+# Every refusal new: a tree that names a new file at each refusal makes a
+# new key each time. Its records reach the log at most 100 a second, the
+# rest counted in "suppressed" records that name the tree (reason "tree
+# budget"): it neither fills the log's file system through the daemon nor
+# buries another tree's records. Every refusal is still accounted for.
+settled() {
+	local st
+	st=$($CTL status --json) || return 1
+	[ "$(( $(field logged "$st") + $(field suppressed "$st") + $(field dropped "$st") ))" -ge "$(field deny_file "$st")" ] &&
+		[ "$(jq -s '[.[] | select(.event=="suppressed") | .count] | add // 0' "$AUDIT")" = "$(field suppressed "$st")" ]
+}
+wait_until settled
+d0=$(field deny_file "$($CTL status --json)")
+n0=$(wc -l <"$AUDIT")
+t1=$(date +%s)
+$CTL run --policy tstorm -- /usr/bin/bash -c "for i in {1..1000}; do : >$SH_TMP/new-\$i; done" 2>/dev/null
+wait_until settled
+elapsed=$(( $(date +%s) - t1 + 1 ))
+tail -n +$((n0 + 1)) "$AUDIT" >"$SH_TMP/new.log"
+made=$(( $(field deny_file "$($CTL status --json)") - d0 ))
+cg=$(jq -r 'select(.event=="violation" and (.target | test("/new-[0-9]+$"))) | .cgroup' "$SH_TMP/new.log" | head -n 1)
+rec=$(jq -c --arg cg "$cg" 'select(.event=="violation" and .cgroup == $cg)' "$SH_TMP/new.log" | wc -l)
+budget=$(jq -s --arg cg "$cg" '[.[] | select(.event=="suppressed" and .reason=="tree budget" and .cgroup == $cg) | .count] | add // 0' "$SH_TMP/new.log")
+keys=$(jq -s '[.[] | select(.event=="suppressed" and .reason != "tree budget") | .count] | add // 0' "$SH_TMP/new.log")
+check "every refusal new: the kernel counted the 1,000 (and the shell's own)" \
+	"$([ "$made" -ge 1000 ] && echo yes)" yes
+check "... at most 100 records a second for the tree ($rec in $elapsed s)" \
+	"$([ "$rec" -le $((100 * elapsed)) ] && [ "$rec" -ge 100 ] && echo yes)" yes
+check_match "... the rest counted under the tree's name" "$budget" '^[1-9][0-9]*$'
+check "... every refusal accounted for: records + counted = refused" "$((rec + budget + keys))" "$made"
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$DAEMON_PID/status")
 check "daemon peak memory under 64 MiB" "$([ "$hwm" -lt 65536 ] && echo yes)" yes
 echo "storm figures: produced=$produced logged=$logged suppressed=$suppressed dropped=$dropped daemon_peak_rss_kib=$hwm seconds=$SECS processes=4" | tee "$SH_TMP/figures"

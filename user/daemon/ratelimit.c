@@ -17,8 +17,11 @@ int sh_rl_init(struct sh_ratelimit *rl, sh_rl_flush_fn flush, void *ctx)
 {
 	memset(rl, 0, sizeof(*rl));
 	rl->slots = calloc(SH_RL_SLOTS, sizeof(*rl->slots));
-	if (!rl->slots)
+	rl->origins = calloc(SH_RL_ORIGINS, sizeof(*rl->origins));
+	if (!rl->slots || !rl->origins) {
+		sh_rl_free(rl);
 		return -ENOMEM;
+	}
 	rl->flush = flush;
 	rl->ctx = ctx;
 	return 0;
@@ -27,7 +30,9 @@ int sh_rl_init(struct sh_ratelimit *rl, sh_rl_flush_fn flush, void *ctx)
 void sh_rl_free(struct sh_ratelimit *rl)
 {
 	free(rl->slots);
+	free(rl->origins);
 	rl->slots = NULL;
+	rl->origins = NULL;
 }
 
 static uint64_t rl_hash(const struct sh_event *ev)
@@ -62,6 +67,7 @@ static void rl_take(struct sh_rl_slot *r, uint64_t key, const struct sh_event *e
 	uint32_t n = ev->path_len < SH_RL_TARGET ? ev->path_len : SH_RL_TARGET;
 
 	r->key = key;
+	r->window = UINT64_MAX;   /* a second of its own from now (rl_count) */
 	r->policy = ev->policy;
 	r->slot = ev->slot;
 	r->hook = ev->hook;
@@ -81,25 +87,48 @@ static uint64_t now_second(void)
 	return sh_now_ns(CLOCK_MONOTONIC) / 1000000000ull;
 }
 
-bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev)
+/* Within the second's count of slot r for key (taken over, and what it
+ * held handed back, where another key had it)? */
+static bool rl_count(struct sh_ratelimit *rl, struct sh_rl_slot *r, uint64_t key, uint64_t now,
+		     uint32_t limit)
 {
-	uint64_t key = rl_hash(ev), now = now_second();
-	struct sh_rl_slot *r = &rl->slots[key % SH_RL_SLOTS];
-
 	if (r->key != key || r->window != now) {
 		rl_flush_slot(rl, r);
-		if (r->key != key)
-			rl_take(r, key, ev);
+		r->key = key;
 		r->window = now;
 		r->logged = 0;
 	}
-	if (r->logged < SH_RL_PER_KEY) {
+	if (r->logged < limit) {
 		r->logged++;
 		return true;
 	}
 	r->suppressed++;
 	rl->suppressed_total++;
 	return false;
+}
+
+bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev, const char *tree)
+{
+	uint64_t key = rl_hash(ev), now = now_second(), okey = ev->origin ? ev->origin : 1;
+	struct sh_rl_slot *r = &rl->slots[key % SH_RL_SLOTS];
+	struct sh_rl_slot *o = &rl->origins[okey % SH_RL_ORIGINS];
+
+	if (r->key != key) {
+		rl_flush_slot(rl, r);
+		rl_take(r, key, ev);
+	}
+	if (!rl_count(rl, r, key, now, SH_RL_PER_KEY))
+		return false;
+	/* The key's own record counts against its tree's budget too. */
+	if (o->key != okey) {
+		rl_flush_slot(rl, o);
+		*o = (struct sh_rl_slot){ .budget = true, .origin = ev->origin,
+					  .policy = ev->policy, .slot = ev->slot };
+		o->target_len = (uint32_t)snprintf(o->target, SH_RL_TARGET, "%s", tree ? tree : "?");
+		if (o->target_len >= SH_RL_TARGET)
+			o->target_len = SH_RL_TARGET - 1;
+	}
+	return rl_count(rl, o, okey, now, SH_RL_PER_ORIGIN);
 }
 
 void sh_rl_flush_old(struct sh_ratelimit *rl)
@@ -109,10 +138,15 @@ void sh_rl_flush_old(struct sh_ratelimit *rl)
 	for (unsigned i = 0; i < SH_RL_SLOTS; i++)
 		if (rl->slots[i].suppressed && rl->slots[i].window != now)
 			rl_flush_slot(rl, &rl->slots[i]);
+	for (unsigned i = 0; i < SH_RL_ORIGINS; i++)
+		if (rl->origins[i].suppressed && rl->origins[i].window != now)
+			rl_flush_slot(rl, &rl->origins[i]);
 }
 
 void sh_rl_flush_all(struct sh_ratelimit *rl)
 {
 	for (unsigned i = 0; i < SH_RL_SLOTS; i++)
 		rl_flush_slot(rl, &rl->slots[i]);
+	for (unsigned i = 0; i < SH_RL_ORIGINS; i++)
+		rl_flush_slot(rl, &rl->origins[i]);
 }

@@ -65,9 +65,16 @@ static void log_suppressed(void *ctx, const struct sh_rl_slot *r)
 	sh_audit_begin_meta(&d->buf, "suppressed");
 	sh_json_uint_field(&d->buf, "count", r->suppressed);
 	sh_rec_str(d, "policy", pol ? pol : "?");
-	sh_rec_str(d, "hook", sh_hook_name(r->hook));
-	sh_rec_str(d, "op", sh_op_name(r->op));
-	sh_json_str_field(&d->buf, "target", (const uint8_t *)r->target, r->target_len);
+	if (r->budget) {
+		/* Past its tree's budget: every key of that tree (named as it
+		 * was when counting began: a run may be over by now). */
+		sh_rec_str(d, "reason", "tree budget");
+		sh_json_str_field(&d->buf, "cgroup", (const uint8_t *)r->target, r->target_len);
+	} else {
+		sh_rec_str(d, "hook", sh_hook_name(r->hook));
+		sh_rec_str(d, "op", sh_op_name(r->op));
+		sh_json_str_field(&d->buf, "target", (const uint8_t *)r->target, r->target_len);
+	}
 	sh_json_uint_field(&d->buf, "window_s", 1);
 	sh_json_end(&d->buf);
 	sh_rec_emit_journaled(d);
@@ -136,7 +143,7 @@ int sh_rec_event(void *ctx, const struct sh_event *ev)
 		d->run_denied(d, run_id);
 	sh_metrics_count(&d->metrics, sh_enforcer_policy_name(d->enf, ev->slot, ev->policy) ?: "?",
 			 ev->hook, ev->action);
-	if (sh_rl_admit(&d->rl, ev)) {
+	if (sh_rl_admit(&d->rl, ev, cg)) {
 		sh_audit_format_event_fields(&d->buf, ev,
 					     sh_enforcer_policy_name(d->enf, ev->slot, ev->policy),
 					     cg, run_id);
