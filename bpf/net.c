@@ -272,17 +272,20 @@ int BPF_PROG(sh_socket_connect, struct socket *sock, struct sockaddr *address, i
 
 /* Options that send a socket's traffic elsewhere than the address judged
  * (IPv4 source routes, IPv6 routing and option headers, a socket turned
- * IPv4 under a send) or past the host's routing and firewall marks. */
+ * IPv4 under a send) or past the host's routing and firewall marks (an
+ * interface of the tree's choosing: SO_BINDTODEVICE, *_UNICAST_IF). */
 static __always_inline bool rerouting_option(int level, int name)
 {
 	if (level == SOL_IP)
-		return name == IP_OPTIONS || name == IP_RETOPTS || name == IP_TRANSPARENT;
+		return name == IP_OPTIONS || name == IP_RETOPTS || name == IP_TRANSPARENT ||
+		       name == IP_UNICAST_IF;
 	if (level == SOL_IPV6)
 		return name == IPV6_ADDRFORM || name == IPV6_2292HOPOPTS ||
 		       name == IPV6_2292DSTOPTS || name == IPV6_2292RTHDR ||
 		       name == IPV6_2292PKTOPTIONS || name == IPV6_FLOWLABEL_MGR ||
 		       name == IPV6_HOPOPTS || name == IPV6_RTHDRDSTOPTS || name == IPV6_RTHDR ||
-		       name == IPV6_DSTOPTS || name == IPV6_TRANSPARENT;
+		       name == IPV6_DSTOPTS || name == IPV6_TRANSPARENT ||
+		       name == IPV6_UNICAST_IF;
 	return level == SOL_SOCKET &&
 	       (name == SO_MARK || name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX);
 }

@@ -19,6 +19,7 @@
  *                                     ADDR on a TCP socket (IP_OPTIONS)
  *   net rthdr6                        IPV6_RTHDR on a UDP socket
  *   net mark                          SO_MARK on a TCP socket
+ *   net unicast-if                    IP_UNICAST_IF (the loopback) on a UDP socket
  *   net cmsg ADDR PORT retopts|tos    UDP sendmsg with an IP_RETOPTS (a
  *                                     source route) or IP_TOS control message
  *   net socket FAMILY TYPE PROTO      socket(); FAMILY inet|inet6|packet|
@@ -229,6 +230,18 @@ static int do_mark(void)
 	return report(setsockopt(fd, SOL_SOCKET, SO_MARK, &one, sizeof(one)), "setsockopt SO_MARK");
 }
 
+/* IP_UNICAST_IF on a UDP socket: its datagrams leave by the loopback
+ * interface whatever the routing says. */
+static int do_unicast_if(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), ifindex = (int)htonl(1);
+
+	if (fd < 0)
+		return report(-1, "socket");
+	return report(setsockopt(fd, SOL_IP, IP_UNICAST_IF, &ifindex, sizeof(ifindex)),
+		      "setsockopt IP_UNICAST_IF");
+}
+
 static int do_cmsg(const char *addr, const char *port, const char *what)
 {
 	struct sockaddr_storage ss;
@@ -346,6 +359,8 @@ int main(int argc, char **argv)
 		return do_rthdr6();
 	if (!strcmp(op, "mark") && argc == 2)
 		return do_mark();
+	if (!strcmp(op, "unicast-if") && argc == 2)
+		return do_unicast_if();
 	if (!strcmp(op, "cmsg") && argc == 5)
 		return do_cmsg(argv[2], argv[3], argv[4]);
 	if (!strcmp(op, "socket") && argc == 5)

@@ -230,6 +230,13 @@ check "  ... recorded as the capability" \
 NRAW=$((NRAW + 1))
 run_in_tree tnonetraw "$NET" mark
 check "with capability = net_raw: SO_MARK is set" "$OUT" ok
+# An interface of the tree's choosing for its datagrams, past the host's
+# routing (around a VPN's, say), as SO_BINDTODEVICE would pick one.
+run_in_tree tnet "$NET" unicast-if
+check "IP_UNICAST_IF: refused" "$OUT" "err EPERM"
+check "  ... recorded" "$(audit_wait '.hook=="net" and .op=="setsockopt" and .target=="ip IP_UNICAST_IF" and .reason=="socket option not allowed"')" 1
+run_in_tree tnonet "$NET" unicast-if
+check "without [net] rules: IP_UNICAST_IF is set" "$OUT" ok
 n=$(seen u7002)
 run_in_tree tnet "$NET" cmsg 127.0.0.1 7002 retopts
 check "a source route in a control message (IP_RETOPTS): refused" "$OUT" "err EPERM"

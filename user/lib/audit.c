@@ -170,6 +170,7 @@ static void option_target(struct sh_buf *b, uint32_t v)
 {
 	static const struct { unsigned level, name; const char *s; } names[] = {
 		{ 0, 4, "ip IP_OPTIONS" }, { 0, 7, "ip IP_RETOPTS" }, { 0, 19, "ip IP_TRANSPARENT" },
+		{ 0, 50, "ip IP_UNICAST_IF" }, { 41, 76, "ipv6 IPV6_UNICAST_IF" },
 		{ 1, 25, "socket SO_BINDTODEVICE" }, { 1, 36, "socket SO_MARK" },
 		{ 1, 62, "socket SO_BINDTOIFINDEX" }, { 41, 1, "ipv6 IPV6_ADDRFORM" },
 		{ 41, 3, "ipv6 IPV6_2292HOPOPTS" }, { 41, 4, "ipv6 IPV6_2292DSTOPTS" },
