@@ -60,8 +60,10 @@ struct sh_daemon {
 	uint64_t unjudged_ns;           /* when last looked at */
 	bool unjudged_err;              /* a count could not be read (said once) */
 	int log_wfd;                    /* inotify on the log's directory, or -1 */
+	int efd;                        /* the event loop's epoll, or -1 before it */
 	bool log_watch_said;            /* that it could not be set, logged */
 	bool attached_said;             /* attached, as the last record said */
+	bool follow_said;               /* the log could not be reopened (said once) */
 	uint64_t run_memory_max;        /* a run with no memory-max gets this (0: none) */
 	/*
 	 * Where records.c hands a run's records, set by sharnessd.c (records

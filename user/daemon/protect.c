@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -257,8 +258,17 @@ void sh_protect_watch(struct sh_daemon *d)
 	char dir[PATH_MAX];
 
 	sh_dir_of(d->audit_path, dir, sizeof(dir));
-	if (d->log_wfd < 0)
+	if (d->log_wfd < 0) {
 		d->log_wfd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		/* Made after the loop began (the first one failed): the loop
+		 * hears it too, or re-marking would stop with no word. */
+		if (d->log_wfd >= 0 && d->efd >= 0 &&
+		    epoll_ctl(d->efd, EPOLL_CTL_ADD, d->log_wfd,
+			      &(struct epoll_event){ .events = EPOLLIN, .data.fd = d->log_wfd })) {
+			close(d->log_wfd);
+			d->log_wfd = -1;
+		}
+	}
 	if (d->log_wfd >= 0 &&
 	    inotify_add_watch(d->log_wfd, dir, IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
 						   IN_ONLYDIR) >= 0) {

@@ -18,7 +18,7 @@
 
 #define RB_BATCH    2048 /* events per ring-buffer pass before serving clients */
 
-static void emit(struct sh_daemon *d, bool journal)
+static int emit(struct sh_daemon *d, bool journal)
 {
 	int err = sh_audit_write(&d->audit, &d->buf);
 
@@ -29,6 +29,7 @@ static void emit(struct sh_daemon *d, bool journal)
 	if (journal && !d->buf.oom)
 		sh_journal_send(&d->journal, d->buf.p, d->buf.len);
 	sh_buf_reset(&d->buf);
+	return err;
 }
 
 void sh_rec_emit(struct sh_daemon *d)
@@ -77,7 +78,9 @@ static void log_suppressed(void *ctx, const struct sh_rl_slot *r)
 	}
 	sh_json_uint_field(&d->buf, "window_s", 1);
 	sh_json_end(&d->buf);
-	sh_rec_emit_journaled(d);
+	/* Not written: the log-gap record says how many it counted. */
+	if (emit(d, true))
+		d->audit.counted_lost += r->suppressed;
 }
 
 /*
@@ -175,6 +178,10 @@ void sh_rec_dropped(struct sh_daemon *d)
 	uint64_t reported = sh_enforcer_dropped_reported(d->enf);
 	uint64_t c[SH_CNT_MAX];
 
+	/* While the log cannot be written, the count waits in the kernel:
+	 * written after the next record that goes through (and its gap). */
+	if (d->audit.lost_since_ok)
+		return;
 	sh_enforcer_counters(d->enf, c);
 	if (c[SH_CNT_DROPPED] < reported) {
 		/* The counts restarted (a build with another counter layout
@@ -187,8 +194,9 @@ void sh_rec_dropped(struct sh_daemon *d)
 		sh_json_uint_field(&d->buf, "count", c[SH_CNT_DROPPED] - reported);
 		sh_json_uint_field(&d->buf, "total", c[SH_CNT_DROPPED]);
 		sh_json_end(&d->buf);
-		sh_rec_emit_journaled(d);
-		sh_enforcer_set_dropped_reported(d->enf, c[SH_CNT_DROPPED]);
+		/* Not written: reported with the next count, once it is. */
+		if (!emit(d, true))
+			sh_enforcer_set_dropped_reported(d->enf, c[SH_CNT_DROPPED]);
 	}
 }
 

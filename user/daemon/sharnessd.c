@@ -367,6 +367,7 @@ static int start_loop(struct sh_daemon *d, struct proc *p)
 		ev.data.fd = d->log_wfd;
 		epoll_ctl(p->efd, EPOLL_CTL_ADD, d->log_wfd, &ev);
 	}
+	d->efd = p->efd;    /* a watch made later joins it (sh_protect_watch) */
 	return 0;
 }
 
@@ -428,6 +429,25 @@ static int start(struct sh_daemon *d, struct proc *p)
 	return ret;
 }
 
+/* The log renamed or removed without a reopen that worked (SIGHUP's failed:
+ * the file system out of inodes, say): opened again at its path, its new
+ * file protected as SIGHUP's would be. */
+static void follow_log(struct sh_daemon *d)
+{
+	int r = sh_audit_follow(&d->audit);
+
+	if (r > 0) {
+		sh_log("reopened %s: the file written was no longer at its path", d->audit_path);
+		sh_protect_watch(d);
+		sh_protect_own_files(d);
+		d->follow_said = false;
+	} else if (r < 0 && !d->follow_said) {
+		sh_log("cannot reopen %s: %s; writing to the file renamed away until it can",
+		       d->audit_path, strerror(-r));
+		d->follow_said = true;
+	}
+}
+
 /* SIGHUP reopens the audit log and reloads; any other signal stops the
  * daemon (false). */
 static bool on_signals(struct sh_daemon *d, int sfd)
@@ -480,6 +500,7 @@ static void loop(struct sh_daemon *d, const struct proc *p)
 				sh_enforcer_consume(d->enf);
 			}
 		}
+		follow_log(d);
 		sh_rec_dropped(d);
 		sh_rec_unjudged(d, false);
 		sh_rl_flush_old(&d->rl);
@@ -560,6 +581,7 @@ int main(int argc, char **argv)
 		.policy_dir = "/etc/sharness/policies",
 		.audit_path = "/var/log/sharness/audit.jsonl",
 		.log_wfd = -1,
+		.efd = -1,
 		.socket_path = SH_CTL_DEFAULT_SOCKET,
 		.pin_dir = "/sys/fs/bpf/sharness",
 		.journal = { .fd = -1 },

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,23 @@ int sh_audit_reopen(struct sh_audit *a)
 	return 0;
 }
 
+int sh_audit_follow(struct sh_audit *a)
+{
+	uint64_t now = sh_now_ns(CLOCK_MONOTONIC);
+	struct stat fs, ps;
+	int err;
+
+	if (a->fd < 0 || now - a->follow_ns < 1000000000ull)
+		return 0;
+	a->follow_ns = now;
+	if (fstat(a->fd, &fs))
+		return -errno;
+	if (!lstat(a->path, &ps) && ps.st_dev == fs.st_dev && ps.st_ino == fs.st_ino)
+		return 0;
+	err = sh_audit_reopen(a);
+	return err ? err : 1;
+}
+
 void sh_audit_close(struct sh_audit *a)
 {
 	if (a->fd >= 0)
@@ -52,7 +70,8 @@ void sh_audit_close(struct sh_audit *a)
 /*
  * One record, one write. A short write (a full disk) is cut back off so the
  * log never holds half a record; the record is counted as lost, and once
- * writing works again a "log-gap" record says how many were lost.
+ * writing works again a "log-gap" record says how many were lost, and
+ * ("counted") how many refusals the lost "suppressed" records stood for.
  */
 static int write_record(struct sh_audit *a, const char *p, size_t len)
 {
@@ -85,10 +104,11 @@ int sh_audit_write(struct sh_audit *a, const struct sh_buf *b)
 
 		sh_fmt_time(ts, sizeof(ts), sh_now_ns(CLOCK_REALTIME));
 		n = snprintf(gap, sizeof(gap),
-			     "{\"time\":\"%s\",\"event\":\"log-gap\",\"lost\":%llu,\"errno\":%d}\n",
-			     ts, (unsigned long long)a->lost_since_ok, a->last_errno);
+			     "{\"time\":\"%s\",\"event\":\"log-gap\",\"lost\":%llu,\"counted\":%llu,"
+			     "\"errno\":%d}\n", ts, (unsigned long long)a->lost_since_ok,
+			     (unsigned long long)a->counted_lost, a->last_errno);
 		if (write_record(a, gap, n) == 0)
-			a->lost_since_ok = 0;
+			a->lost_since_ok = a->counted_lost = 0;
 	}
 	err = a->lost_since_ok ? -ENOSPC : write_record(a, b->p, b->len);
 	if (err) {

@@ -18,12 +18,19 @@ struct sh_audit {
 	char *path;
 	uint64_t write_errors;     /* records that could not be written */
 	uint64_t lost_since_ok;    /* ... since the last record that was */
+	uint64_t counted_lost;     /* what those counted (suppressed refusals) */
+	uint64_t follow_ns;        /* CLOCK_MONOTONIC of the last sh_audit_follow look */
 	int last_errno;
 };
 
 int sh_audit_open(struct sh_audit *a, const char *path);
 int sh_audit_reopen(struct sh_audit *a);
 void sh_audit_close(struct sh_audit *a);
+/* The log's path names another file than the one written (a rotation's
+ * rename whose reopen failed, a removal): opened again, looked at once a
+ * second at most. 1 when reopened, 0 when there is nothing to do, -errno
+ * (the old file kept). */
+int sh_audit_follow(struct sh_audit *a);
 /* Writes the record in b (one line, ending in '\n'); 0 or -errno. */
 int sh_audit_write(struct sh_audit *a, const struct sh_buf *b);
 
