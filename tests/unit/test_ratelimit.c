@@ -22,7 +22,8 @@
 struct flushed {
 	uint64_t key_counts, budget_counts;
 	uint64_t budget_origin;
-	int budget_records;
+	int budget_records, key_records;
+	uint64_t key_origins;   /* the sum of the key records' origins */
 };
 
 static void on_flush(void *ctx, const struct sh_rl_slot *r)
@@ -32,11 +33,12 @@ static void on_flush(void *ctx, const struct sh_rl_slot *r)
 	if (r->budget) {
 		f->budget_counts += r->suppressed;
 		f->budget_origin = r->origin;
-		assert_int_equal(r->target_len, strlen("/sys/fs/cgroup/t"));
-		assert_memory_equal(r->target, "/sys/fs/cgroup/t", r->target_len);
+		assert_string_equal(r->tree, "/sys/fs/cgroup/t");
 		f->budget_records++;
 	} else {
 		f->key_counts += r->suppressed;
+		f->key_records++;
+		f->key_origins += r->origin;
 	}
 }
 
@@ -132,11 +134,45 @@ static void test_key_limit(void **state)
 	assert_int_equal(f.budget_records, 0);
 }
 
+/* Two trees refused the same target: each has its own key, so the one
+ * that floods it folds none of the other's refusals into its count. */
+static void test_key_per_tree(void **state)
+{
+	struct sh_ratelimit rl;
+	struct flushed f;
+	int a, b;
+
+	(void)state;
+	WITHIN_A_SECOND({
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(sh_rl_init(&rl, on_flush, &f), 0);
+		a = b = 0;
+		for (unsigned i = 0; i < 40; i++) {
+			struct sh_event ev = event(7, 1);
+
+			a += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
+		}
+		for (unsigned i = 0; i < 5; i++) {
+			struct sh_event ev = event(8, 1);
+
+			b += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
+		}
+		sh_rl_flush_all(&rl);
+		sh_rl_free(&rl);
+	});
+	assert_int_equal(a, SH_RL_PER_KEY);
+	assert_int_equal(b, 5);
+	assert_int_equal(f.key_records, 1);
+	assert_int_equal(f.key_counts, 40 - SH_RL_PER_KEY);
+	assert_int_equal(f.key_origins, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_budget),
 		cmocka_unit_test(test_key_limit),
+		cmocka_unit_test(test_key_per_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,6 +44,13 @@ static uint64_t rl_hash(const struct sh_event *ev)
 
 	for (size_t i = 0; i < sizeof(hdr); i++)
 		h = (h ^ hdr[i]) * 1099511628211ull;
+	/* Each tree its own keys: one that floods a target folds no other
+	 * tree's refusals of it into its count. */
+	h = (h ^ ev->origin) * 1099511628211ull;
+	/* A network refusal's port and protocol, or its socket kind, are not
+	 * in its path; an IPC object's id is in op_flags. */
+	if (ev->hook == SH_HOOK_NET || ev->hook == SH_HOOK_IPC)
+		h = ((h ^ ev->op_flags) * 1099511628211ull ^ ev->target_pid) * 1099511628211ull;
 	for (uint32_t i = 0; i < n; i++)
 		h = (h ^ (uint8_t)ev->path[i]) * 1099511628211ull;
 	if (ev->hook == SH_HOOK_SIGNAL || ev->hook == SH_HOOK_PTRACE || ev->hook == SH_HOOK_TASK)
@@ -62,11 +69,14 @@ static void rl_flush_slot(struct sh_ratelimit *rl, struct sh_rl_slot *r)
 }
 
 /* The slot now counts for key: what a suppression record names. */
-static void rl_take(struct sh_rl_slot *r, uint64_t key, const struct sh_event *ev)
+static void rl_take(struct sh_rl_slot *r, uint64_t key, const struct sh_event *ev,
+		    const char *tree)
 {
 	uint32_t n = ev->path_len < SH_RL_TARGET ? ev->path_len : SH_RL_TARGET;
 
 	r->key = key;
+	r->origin = ev->origin;
+	snprintf(r->tree, sizeof(r->tree), "%s", tree ? tree : "?");
 	r->window = UINT64_MAX;   /* a second of its own from now (rl_count) */
 	r->policy = ev->policy;
 	r->slot = ev->slot;
@@ -115,7 +125,7 @@ bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev, const char 
 
 	if (r->key != key) {
 		rl_flush_slot(rl, r);
-		rl_take(r, key, ev);
+		rl_take(r, key, ev, tree);
 	}
 	if (!rl_count(rl, r, key, now, SH_RL_PER_KEY))
 		return false;
@@ -124,9 +134,7 @@ bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev, const char 
 		rl_flush_slot(rl, o);
 		*o = (struct sh_rl_slot){ .budget = true, .origin = ev->origin,
 					  .policy = ev->policy, .slot = ev->slot };
-		o->target_len = (uint32_t)snprintf(o->target, SH_RL_TARGET, "%s", tree ? tree : "?");
-		if (o->target_len >= SH_RL_TARGET)
-			o->target_len = SH_RL_TARGET - 1;
+		snprintf(o->tree, sizeof(o->tree), "%s", tree ? tree : "?");
 	}
 	return rl_count(rl, o, okey, now, SH_RL_PER_ORIGIN);
 }

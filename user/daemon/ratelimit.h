@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Rate limit of violation records: per (policy, hook, op, target) at most
+ * Rate limit of violation records: per (tree, policy, hook, op, target) at most
  * SH_RL_PER_KEY records a second reach the log, and per tree (the tagged
  * cgroup whose policy applied) at most SH_RL_PER_ORIGIN, whatever their
  * keys: a tree that makes every refusal new (a fresh name each time)
@@ -23,9 +23,11 @@
 #define SH_RL_ORIGINS  64
 #define SH_RL_PER_ORIGIN 100
 #define SH_RL_TARGET   256
+#define SH_RL_TREE     192
 
 /* One key's count in its current second; or (budget) one tree's, every
- * key of it, named by origin and (target) the tree's path when it began. */
+ * key of it. Each names its tree (origin, and its path when the slot was
+ * taken: a run may be over when the count is written). */
 struct sh_rl_slot {
 	uint64_t key;
 	uint64_t origin;
@@ -37,6 +39,7 @@ struct sh_rl_slot {
 	uint8_t slot, hook, op;
 	char target[SH_RL_TARGET];  /* not NUL-terminated */
 	uint32_t target_len;
+	char tree[SH_RL_TREE];      /* NUL-terminated, "?" if unknown */
 };
 
 /* Called with a slot that suppressed records (r->suppressed > 0), before

@@ -66,11 +66,12 @@ static void log_suppressed(void *ctx, const struct sh_rl_slot *r)
 	sh_audit_begin_meta(&d->buf, "suppressed");
 	sh_json_uint_field(&d->buf, "count", r->suppressed);
 	sh_rec_str(d, "policy", pol ? pol : "?");
+	/* The tree, named as it was when counting began (a run may be over
+	 * by now). */
+	sh_rec_str(d, "cgroup", r->tree);
 	if (r->budget) {
-		/* Past its tree's budget: every key of that tree (named as it
-		 * was when counting began: a run may be over by now). */
+		/* Past its tree's budget: every key of that tree. */
 		sh_rec_str(d, "reason", "tree budget");
-		sh_json_str_field(&d->buf, "cgroup", (const uint8_t *)r->target, r->target_len);
 	} else {
 		sh_rec_str(d, "hook", sh_hook_name(r->hook));
 		sh_rec_str(d, "op", sh_op_name(r->op));
