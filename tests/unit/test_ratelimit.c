@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@
 
 #include "ratelimit.h"
 #include "util.h"
+
+#define TREE "/sys/fs/cgroup/t"
 
 struct flushed {
 	uint64_t key_counts, budget_counts;
@@ -33,7 +36,7 @@ static void on_flush(void *ctx, const struct sh_rl_slot *r)
 	if (r->budget) {
 		f->budget_counts += r->suppressed;
 		f->budget_origin = r->origin;
-		assert_string_equal(r->tree, "/sys/fs/cgroup/t");
+		assert_string_equal(r->tree, TREE);
 		f->budget_records++;
 	} else {
 		f->key_counts += r->suppressed;
@@ -56,46 +59,56 @@ static uint64_t second(void)
 	return sh_now_ns(CLOCK_MONOTONIC) / 1000000000ull;
 }
 
-/* Runs one scenario within a single second (three tries: a second that
- * turns over in the middle starts new counts). */
-#define WITHIN_A_SECOND(body)                                                  \
-	do {                                                                   \
-		for (int try = 0;; try++) {                                    \
-			uint64_t s0 = second();                                \
-			body;                                                  \
-			if (second() == s0 || try == 2)                        \
-				break;                                         \
-		}                                                              \
-	} while (0)
 
-/* A tree that makes every refusal new: 100 records, 50 counted under the
- * tree; another tree's records in the same second are not buried. */
-static void test_tree_budget(void **state)
+/* n refusals of one tree: each of a new name from first, or (same) all
+ * of the name first. */
+struct feed {
+	uint64_t origin;
+	unsigned first, n;
+	bool same;
+};
+
+/* The feeds in turn through a fresh limit, within one second (three
+ * tries: a second that turns over midway starts new counts), then
+ * everything handed back: how many of each feed were admitted, and what
+ * was counted, in f. */
+static void run(const struct feed *fd, int nfeeds, int *admitted, struct flushed *f)
 {
-	struct sh_ratelimit rl;
-	struct flushed f;
-	int admitted, other;
+	for (int try = 0; try < 3; try++) {
+		uint64_t s0 = second();
+		struct sh_ratelimit rl;
 
-	(void)state;
-	WITHIN_A_SECOND({
-		memset(&f, 0, sizeof(f));
-		assert_int_equal(sh_rl_init(&rl, on_flush, &f), 0);
-		admitted = other = 0;
-		for (unsigned i = 0; i < 150; i++) {
-			struct sh_event ev = event(7, i);
+		memset(f, 0, sizeof(*f));
+		assert_int_equal(sh_rl_init(&rl, on_flush, f), 0);
+		for (int k = 0; k < nfeeds; k++) {
+			admitted[k] = 0;
+			for (unsigned i = 0; i < fd[k].n; i++) {
+				struct sh_event ev =
+					event(fd[k].origin, fd[k].same ? fd[k].first : fd[k].first + i);
 
-			admitted += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
-		}
-		for (unsigned i = 0; i < 20; i++) {
-			struct sh_event ev = event(8, 1000 + i);
-
-			other += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
+				admitted[k] += sh_rl_admit(&rl, &ev, TREE);
+			}
 		}
 		sh_rl_flush_all(&rl);
 		sh_rl_free(&rl);
-	});
-	assert_int_equal(admitted, SH_RL_PER_ORIGIN);
-	assert_int_equal(other, 20);
+		if (second() == s0)
+			return;
+	}
+}
+
+/* A tree that makes every refusal new: SH_RL_PER_ORIGIN records, the
+ * rest counted under the tree; another tree's records in the same second
+ * are not buried. */
+static void test_tree_budget(void **state)
+{
+	const struct feed fd[] = { { 7, 0, 150, false }, { 8, 1000, 20, false } };
+	struct flushed f;
+	int admitted[2];
+
+	(void)state;
+	run(fd, 2, admitted, &f);
+	assert_int_equal(admitted[0], SH_RL_PER_ORIGIN);
+	assert_int_equal(admitted[1], 20);
 	assert_int_equal(f.budget_records, 1);
 	assert_int_equal(f.budget_counts, 150 - SH_RL_PER_ORIGIN);
 	assert_int_equal(f.budget_origin, 7);
@@ -106,30 +119,15 @@ static void test_tree_budget(void **state)
  * key, and the tree's budget is not spent by them. */
 static void test_key_limit(void **state)
 {
-	struct sh_ratelimit rl;
+	const struct feed fd[] = { { 7, 1, 50, true },
+				   { 7, 100, SH_RL_PER_ORIGIN - SH_RL_PER_KEY, false } };
 	struct flushed f;
-	int admitted, fresh;
+	int admitted[2];
 
 	(void)state;
-	WITHIN_A_SECOND({
-		memset(&f, 0, sizeof(f));
-		assert_int_equal(sh_rl_init(&rl, on_flush, &f), 0);
-		admitted = fresh = 0;
-		for (unsigned i = 0; i < 50; i++) {
-			struct sh_event ev = event(7, 1);
-
-			admitted += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
-		}
-		for (unsigned i = 0; i < SH_RL_PER_ORIGIN - SH_RL_PER_KEY; i++) {
-			struct sh_event ev = event(7, 100 + i);
-
-			fresh += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
-		}
-		sh_rl_flush_all(&rl);
-		sh_rl_free(&rl);
-	});
-	assert_int_equal(admitted, SH_RL_PER_KEY);
-	assert_int_equal(fresh, SH_RL_PER_ORIGIN - SH_RL_PER_KEY);
+	run(fd, 2, admitted, &f);
+	assert_int_equal(admitted[0], SH_RL_PER_KEY);
+	assert_int_equal(admitted[1], SH_RL_PER_ORIGIN - SH_RL_PER_KEY);
 	assert_int_equal(f.key_counts, 50 - SH_RL_PER_KEY);
 	assert_int_equal(f.budget_records, 0);
 }
@@ -138,30 +136,14 @@ static void test_key_limit(void **state)
  * that floods it folds none of the other's refusals into its count. */
 static void test_key_per_tree(void **state)
 {
-	struct sh_ratelimit rl;
+	const struct feed fd[] = { { 7, 1, 40, true }, { 8, 1, 5, true } };
 	struct flushed f;
-	int a, b;
+	int admitted[2];
 
 	(void)state;
-	WITHIN_A_SECOND({
-		memset(&f, 0, sizeof(f));
-		assert_int_equal(sh_rl_init(&rl, on_flush, &f), 0);
-		a = b = 0;
-		for (unsigned i = 0; i < 40; i++) {
-			struct sh_event ev = event(7, 1);
-
-			a += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
-		}
-		for (unsigned i = 0; i < 5; i++) {
-			struct sh_event ev = event(8, 1);
-
-			b += sh_rl_admit(&rl, &ev, "/sys/fs/cgroup/t");
-		}
-		sh_rl_flush_all(&rl);
-		sh_rl_free(&rl);
-	});
-	assert_int_equal(a, SH_RL_PER_KEY);
-	assert_int_equal(b, 5);
+	run(fd, 2, admitted, &f);
+	assert_int_equal(admitted[0], SH_RL_PER_KEY);
+	assert_int_equal(admitted[1], 5);
 	assert_int_equal(f.key_records, 1);
 	assert_int_equal(f.key_counts, 40 - SH_RL_PER_KEY);
 	assert_int_equal(f.key_origins, 7);
