@@ -107,8 +107,8 @@ static void test_text_escapes(void **state)
 	const char *rec = "{\"time\":\"t\",\"event\":\"violation\",\"policy\":\"p\","
 		"\"action\":\"deny\",\"hook\":\"file\",\"pid\":1,"
 		"\"comm\":\"a\\r\\u001b[2Kb\",\"op\":\"open\","
-		"\"target\":\"/x\\\\y\\u0085\\u202e\\u2028z\\u007f\u00e9\"}";
-	const char *want = "t p deny file/open a\\x0d\\x1b[2Kb[1] /x\\\\y\\u0085\\u202e\\u2028z\\x7f\u00e9";
+		"\"target\":\"/x\\\\y\\u0085\\u202e\\u2028z\\u007f\u00e9\\u200f\\u061c\"}";
+	const char *want = "t p deny file/open a\\x0d\\x1b[2Kb[1] /x\\\\y\\u0085\\u202e\\u2028z\\x7f\u00e9\\u200f\\u061c";
 	struct sh_jobj o = { 0 };
 	struct sh_buf b;
 

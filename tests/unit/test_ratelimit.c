@@ -149,12 +149,46 @@ static void test_key_per_tree(void **state)
 	assert_int_equal(f.key_origins, 7);
 }
 
+/* Two trees whose budgets have one place, their records in turn: each
+ * keeps a budget of its own (they took the place from each other at
+ * every record, and both were let through without end). */
+static void test_budget_shared_place(void **state)
+{
+	struct sh_ratelimit rl;
+	struct flushed f;
+	int a = 0, b = 0;
+
+	(void)state;
+	for (int try = 0; try < 3; try++) {
+		uint64_t s0 = second();
+
+		memset(&f, 0, sizeof(f));
+		assert_int_equal(sh_rl_init(&rl, on_flush, &f), 0);
+		a = b = 0;
+		for (unsigned i = 0; i < 150; i++) {
+			struct sh_event ea = event(7, i), eb = event(7 + SH_RL_ORIGINS, 1000 + i);
+
+			a += sh_rl_admit(&rl, &ea, TREE);
+			b += sh_rl_admit(&rl, &eb, TREE);
+		}
+		sh_rl_flush_all(&rl);
+		sh_rl_free(&rl);
+		if (second() == s0)
+			break;
+	}
+	assert_int_equal(a, SH_RL_PER_ORIGIN);
+	assert_int_equal(b, SH_RL_PER_ORIGIN);
+	assert_int_equal(f.budget_records, 2);
+	assert_int_equal(f.budget_counts, 2 * (150 - SH_RL_PER_ORIGIN));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_budget),
 		cmocka_unit_test(test_key_limit),
 		cmocka_unit_test(test_key_per_tree),
+		cmocka_unit_test(test_budget_shared_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,6 +58,7 @@ struct sh_daemon {
 	size_t nlearning;
 	uint64_t unjudged_seen[SH_MAX_PROGS];   /* reported, by sh_enforcer_unjudged's order */
 	uint64_t unjudged_ns;           /* when last looked at */
+	uint64_t dropped_try_ns;        /* the last try of a lost count, the log failing */
 	bool unjudged_err;              /* a count could not be read (said once) */
 	int log_wfd;                    /* inotify on the log's directory, or -1 */
 	int efd;                        /* the event loop's epoll, or -1 before it */

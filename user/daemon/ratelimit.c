@@ -117,11 +117,43 @@ static bool rl_count(struct sh_ratelimit *rl, struct sh_rl_slot *r, uint64_t key
 	return false;
 }
 
+/*
+ * The budget slot of tree okey: its own, among SH_RL_PROBE slots from its
+ * place; else one whose second is over, taken (what it held handed back).
+ * Never one another tree counts in this second: two trees taking a slot
+ * from each other in turn would each find a fresh budget at every record.
+ * All of them busy: the tree's place, shared (its records count against
+ * that tree's budget, and are named by it).
+ */
+static struct sh_rl_slot *budget_slot(struct sh_ratelimit *rl, const struct sh_event *ev,
+				      const char *tree, uint64_t okey, uint64_t now, bool *shared)
+{
+	struct sh_rl_slot *o, *stale = NULL;
+
+	*shared = false;
+	for (unsigned k = 0; k < SH_RL_PROBE; k++) {
+		o = &rl->origins[(okey + k) % SH_RL_ORIGINS];
+		if (o->key == okey)
+			return o;
+		if (!stale && o->window != now)
+			stale = o;
+	}
+	if (!stale) {
+		*shared = true;
+		return &rl->origins[okey % SH_RL_ORIGINS];
+	}
+	rl_flush_slot(rl, stale);
+	*stale = (struct sh_rl_slot){ .budget = true, .origin = ev->origin,
+				      .policy = ev->policy, .slot = ev->slot };
+	snprintf(stale->tree, sizeof(stale->tree), "%s", tree ? tree : "?");
+	return stale;
+}
+
 bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev, const char *tree)
 {
 	uint64_t key = rl_hash(ev), now = now_second(), okey = ev->origin ? ev->origin : 1;
-	struct sh_rl_slot *r = &rl->slots[key % SH_RL_SLOTS];
-	struct sh_rl_slot *o = &rl->origins[okey % SH_RL_ORIGINS];
+	struct sh_rl_slot *r = &rl->slots[key % SH_RL_SLOTS], *o;
+	bool shared;
 
 	if (r->key != key) {
 		rl_flush_slot(rl, r);
@@ -130,13 +162,8 @@ bool sh_rl_admit(struct sh_ratelimit *rl, const struct sh_event *ev, const char 
 	if (!rl_count(rl, r, key, now, SH_RL_PER_KEY))
 		return false;
 	/* The key's own record counts against its tree's budget too. */
-	if (o->key != okey) {
-		rl_flush_slot(rl, o);
-		*o = (struct sh_rl_slot){ .budget = true, .origin = ev->origin,
-					  .policy = ev->policy, .slot = ev->slot };
-		snprintf(o->tree, sizeof(o->tree), "%s", tree ? tree : "?");
-	}
-	return rl_count(rl, o, okey, now, SH_RL_PER_ORIGIN);
+	o = budget_slot(rl, ev, tree, okey, now, &shared);
+	return rl_count(rl, o, shared ? o->key : okey, now, SH_RL_PER_ORIGIN);
 }
 
 void sh_rl_flush_old(struct sh_ratelimit *rl)

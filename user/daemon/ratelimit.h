@@ -22,6 +22,7 @@
 #define SH_RL_PER_KEY  10
 #define SH_RL_ORIGINS  64
 #define SH_RL_PER_ORIGIN 100
+#define SH_RL_PROBE    4     /* budget slots a tree may take, from its place */
 #define SH_RL_TARGET   256
 #define SH_RL_TREE     192
 

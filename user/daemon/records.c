@@ -179,10 +179,15 @@ void sh_rec_dropped(struct sh_daemon *d)
 	uint64_t reported = sh_enforcer_dropped_reported(d->enf);
 	uint64_t c[SH_CNT_MAX];
 
-	/* While the log cannot be written, the count waits in the kernel:
-	 * written after the next record that goes through (and its gap). */
-	if (d->audit.lost_since_ok)
-		return;
+	/* While the log cannot be written, the count waits in the kernel and
+	 * is tried once a second (a try writes the gap record first). */
+	if (d->audit.lost_since_ok) {
+		uint64_t t = sh_now_ns(CLOCK_MONOTONIC);
+
+		if (t - d->dropped_try_ns < 1000000000ull)
+			return;
+		d->dropped_try_ns = t;
+	}
 	sh_enforcer_counters(d->enf, c);
 	if (c[SH_CNT_DROPPED] < reported) {
 		/* The counts restarted (a build with another counter layout

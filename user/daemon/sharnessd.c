@@ -531,6 +531,10 @@ static void stop(struct sh_daemon *d)
 		   sh_enforcer_attached(d->enf, NULL) ? "continues" : "nothing-tagged");
 	sh_json_end(&d->buf);
 	sh_rec_emit(d);
+	/* A lost count the log could not take before: once more, now that
+	 * the last record may have written the gap. */
+	d->dropped_try_ns = 0;
+	sh_rec_dropped(d);
 	sh_enforcer_set_daemon(d->enf, 0);
 	if (d->unloading)
 		sh_log("stopping: programs detached");

@@ -293,9 +293,10 @@ static void rest(struct sh_enforcer *e)
 		if (!*l)
 			continue;
 		/* A pin that stays keeps its link ours and attached: the
-		 * next wake links the others beside it (demand.c). */
+		 * next wake links the others beside it (demand.c). One
+		 * removed already is no pin. */
 		err = bpf_link__unpin(*l);
-		if (err) {
+		if (err && err != -ENOENT) {
 			sh_log("cannot unpin the link of %s: %s; it stays attached",
 			       bpf_program__name(*s->progs[i].prog), strerror(-err));
 			continue;

@@ -186,11 +186,11 @@ static int creations_done(void)
 }
 
 /*
- * A pattern tag's policy in slot ns: what the set of nv gives its cgroup
- * by its path now; once it is removed (a process that left it may still
- * count it as its tree: drop_unheld), by the name it was made with
- * (pattern_names), or that forgotten, the same policy's in the new set:
- * never none by default, which would let such a process go. 0, or -errno.
+ * A pattern tag's policy in slot ns: what nv gives its cgroup by its path;
+ * once removed (a process that left it may count it as its tree), by the
+ * name it was made with under a directory a pattern still names (one made
+ * again has another id), else the same policy's in the new set: never none
+ * by default, which would let such a process go. 0, or -errno.
  */
 static int retag(struct sh_enforcer *e, uint64_t id, struct sh_cgroup_tag *t, unsigned ns,
 		 const struct pat *nv, int n, const struct sh_policy_set *set)
@@ -206,8 +206,9 @@ static int retag(struct sh_enforcer *e, uint64_t id, struct sh_cgroup_tag *t, un
 		name = sh_cgroup_id(dir, &parent) ? NULL : strrchr(path, '/') + 1;
 	} else if (!bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.pattern_names), &id, &nm)) {
 		nm.name[sizeof(nm.name) - 1] = 0;
+		for (int i = 0; i < n && !name; i++)
+			name = nv[i].parent == nm.parent ? nm.name : NULL;
 		parent = nm.parent;
-		name = nm.name;
 	}
 	t->policy[ns] = name ? first_match(nv, n, parent, name) : SH_POLICY_NONE;
 	for (size_t k = 0; !name && held && k < set->n; k++)

@@ -378,7 +378,10 @@ static void put_text(struct sh_buf *out, const char *s)
 
 		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
 			cp = p[1];
-		else if (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
+		else if (*p == 0xd8 && p[1] == 0x9c)     /* U+061C, the Arabic letter mark */
+			cp = 0x61c;
+		else if (*p == 0xe2 && ((p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f ||
+							   (p[2] >= 0xa8 && p[2] <= 0xae))) ||
 					(p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
 			cp = 0x2000 | (p[1] & 0x3f) << 6 | (p[2] & 0x3f);
 		if (cp) {
